@@ -1,0 +1,60 @@
+"""Errors a user can cause. Each one says what is wrong and where, and none of them leaves the
+workbench in a half-changed state (the operation that raised changed nothing)."""
+from __future__ import annotations
+
+from . import time as T
+
+
+class StreamSqlError(Exception):
+    """Base of every error caused by user input (SQL, rows, bounds, files)."""
+
+
+class SqlError(StreamSqlError):
+    """A statement that does not parse or does not validate, with its position."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None,
+                 sql: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+        self.sql = sql
+
+    def located(self, sql: str, line_offset: int = 0, col_offset: int = 0) -> "SqlError":
+        """The same error with its position moved into a larger text (a cell or a file)."""
+        line = None if self.line is None else self.line + line_offset
+        col = None if self.col is None else (self.col + col_offset if self.line == 1 else self.col)
+        return SqlError(self.message, line, col, sql)
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        return f"line {self.line}:{self.col}: {self.message}"
+
+    def caret(self) -> str:
+        """The offending line with a caret under the column, for notebooks and terminals."""
+        if self.sql is None or self.line is None:
+            return str(self)
+        lines = self.sql.splitlines() or [""]
+        src = lines[self.line - 1] if 0 < self.line <= len(lines) else ""
+        return f"{self}\n  {src}\n  {' ' * max(0, (self.col or 1) - 1)}^"
+
+
+class EventError(StreamSqlError):
+    """An injected event refused for a reason other than lateness (bad values, a producer's
+    bound going backwards, an unknown stream). Nothing was changed."""
+
+
+class LateRowError(StreamSqlError):
+    """A row below the stream's clock. It was rejected and written to the error stream."""
+
+    def __init__(self, stream: str, rowtime: int, clock: int, producer: str | None = None):
+        self.stream, self.rowtime, self.clock, self.producer = stream, rowtime, clock, producer
+        who = f" from producer {producer}" if producer and producer != "default" else ""
+        super().__init__(
+            f"late row{who} in stream {stream}: rowtime {T.format_timestamp(rowtime)} is before the "
+            f"stream clock {T.format_timestamp(clock)}; the row was rejected (see the error stream)")
+
+
+class QueryError(StreamSqlError):
+    """A running query failed; the message names the query."""

@@ -1,0 +1,381 @@
+"""The logical plan: what the analyzer produces and both runtimes execute.
+
+Nodes are plain dataclasses over typed expressions (:mod:`streamsql.engine.expr`). A node's
+output row is a tuple in the order of ``fields``; every streaming node also carries an implicit
+ROWTIME that is not in ``fields``. Expressions inside a node refer to the node's *input* row
+(``Col(i)`` is position ``i`` of the input tuple, ``Rowtime(0)`` its rowtime); a join's
+expressions see the left tuple followed by the right tuple, ``Rowtime(0)``/``Rowtime(1)`` being
+the left/right rowtimes.
+
+Statements (DDL, INSERT, queries) are also here, so the catalog and the runtimes never look at
+SQL text or the parser's trees.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .expr import Expr
+from .types import SqlType
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str          # canonical: unquoted identifiers upper-cased, quoted ones exact
+    type: SqlType
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where something is in the statement text (1-based line and column)."""
+    line: int
+    col: int
+
+    def __str__(self):
+        return f"line {self.line}, column {self.col}"
+
+
+class Node:
+    fields: list[Field]
+    is_stream: bool = True
+
+    def inputs(self) -> list["Node"]:
+        return []
+
+
+# --------------------------------------------------------------------------- leaves
+
+@dataclass(eq=False)
+class StreamScan(Node):
+    """Rows of a named stream (``stream`` is its canonical name) as they leave the stream."""
+    stream: str
+    fields: list[Field]
+    alias: str | None = None
+    is_stream: bool = True
+
+
+@dataclass(eq=False)
+class TableScan(Node):
+    """A table's rows (relational); in a streaming query only as the table side of a join."""
+    table: str
+    fields: list[Field]
+    alias: str | None = None
+    is_stream: bool = False
+
+
+@dataclass(eq=False)
+class HistoryScan(Node):
+    """A stream's retained history read as a relation (relational SELECT over a stream)."""
+    stream: str
+    fields: list[Field]
+    alias: str | None = None
+    is_stream: bool = False
+
+
+@dataclass(eq=False)
+class Values(Node):
+    rows: list[tuple]
+    fields: list[Field]
+    is_stream: bool = False
+
+
+# --------------------------------------------------------------------------- row by row
+
+@dataclass(eq=False)
+class Project(Node):
+    """``exprs`` compute the output tuple. ``rowtime`` (an expression of ``Rowtime(0)`` only,
+    monotonic, checked by the analyzer) replaces the rowtime; None keeps it. Bounds are mapped
+    by the same expression."""
+    input: Node
+    exprs: list[Expr]
+    fields: list[Field]
+    rowtime: Expr | None = None
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+
+@dataclass(eq=False)
+class Filter(Node):
+    input: Node
+    cond: Expr
+    fields: list[Field]
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+
+@dataclass(eq=False)
+class Union(Node):
+    """UNION ALL of streams: ordered merge; ties go to inputs in query order, then arrival."""
+    inputs_: list[Node]
+    fields: list[Field]
+    is_stream: bool = True
+
+    def inputs(self):
+        return list(self.inputs_)
+
+
+# --------------------------------------------------------------------------- aggregation
+
+AGG_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE")
+
+
+@dataclass(eq=False)
+class AggCall:
+    fn: str                  # one of AGG_FUNCTIONS
+    arg: Expr | None         # None for COUNT(*)
+    type: SqlType            # result type (SQL typing: AVG of integers is an integer)
+    distinct: bool = False
+
+
+@dataclass(eq=False)
+class Aggregate(Node):
+    """Streaming GROUP BY. Output tuple: key values (in ``keys`` order) then aggregate values.
+    ``time_key`` indexes the monotonic key (a non-decreasing function of ``Rowtime(0)``; its
+    period ends at the earliest rowtime where it takes its next value). ``stamp``, when given, is
+    an expression over the *output* tuple that replaces the default stamp (the period's end).
+    ``distinct_rows`` marks SELECT STREAM DISTINCT: emit at once, stamped with the row's rowtime,
+    the first time a key combination appears within the current value of ``time_key``."""
+    input: Node
+    keys: list[Expr]
+    time_key: int
+    aggs: list[AggCall]
+    fields: list[Field]
+    stamp: Expr | None = None
+    distinct_rows: bool = False
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+
+@dataclass(eq=False)
+class WindowSpec:
+    """One OVER window. ``mode`` is RANGE (times in ms) or ROWS (row counts). The frame is
+    ``[current - lower, current - upper]``: ``lower`` None means UNBOUNDED PRECEDING, ``upper``
+    0 means CURRENT ROW (peers that arrived earlier are in, later ones are not). ``order_by``
+    None means ROWTIME; a FLOOR/CEIL/STEP of ROWTIME makes a hopping window (frame computed on
+    that key). ``partition_by`` expressions may include a monotonic one (cascading window)."""
+    partition_by: list[Expr]
+    mode: str = "RANGE"
+    lower: int | None = None
+    upper: int = 0
+    order_by: Expr | None = None
+
+
+@dataclass(eq=False)
+class WindowCall:
+    agg: AggCall
+    spec: WindowSpec
+
+
+@dataclass(eq=False)
+class Window(Node):
+    """OVER aggregation: one output row per input row, stamped with its rowtime, released on
+    arrival. Output tuple: the input tuple followed by one value per call."""
+    input: Node
+    calls: list[WindowCall]
+    fields: list[Field]
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+
+# --------------------------------------------------------------------------- joins
+
+@dataclass(frozen=True)
+class JoinWindow:
+    """A side's window relative to the join's base time T: ``[T - preceding, T + following]``
+    (milliseconds). No OVER on a side is ``JoinWindow(0, 0)`` (current row)."""
+    preceding: int = 0
+    following: int = 0
+
+
+@dataclass(eq=False)
+class Join(Node):
+    """Window join of two streams, or a stream-table lookup when one side is relational.
+    ``kind`` is INNER, LEFT, RIGHT or FULL. ``equi`` pairs (left expr over the left tuple, right
+    expr over the right tuple); ``residual`` sees the left tuple followed by the right tuple.
+    Output tuple: left fields then right fields."""
+    left: Node
+    right: Node
+    kind: str
+    left_window: JoinWindow | None
+    right_window: JoinWindow | None
+    equi: list[tuple[Expr, Expr]]
+    residual: Expr | None
+    fields: list[Field]
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.left, self.right]
+
+
+# --------------------------------------------------------------------------- sorting
+
+@dataclass(eq=False)
+class SortKey:
+    expr: Expr
+    descending: bool = False
+    nulls_first: bool | None = None  # None: SQL default (NULLS LAST asc, FIRST desc)
+
+
+@dataclass(eq=False)
+class Sort(Node):
+    """Streaming ORDER BY (leading key monotonic) or, with ``within`` (ms), a T-sort on the
+    first key, which must be the select list's ``AS ROWTIME`` expression."""
+    input: Node
+    keys: list[SortKey]
+    fields: list[Field]
+    within: int | None = None
+    rowtime: Expr | None = None
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+
+# --------------------------------------------------------------------------- queries
+
+@dataclass(eq=False)
+class Query:
+    """A planned SELECT. ``root`` produces the select list (ROWTIME excluded); ``rowtime_column``
+    is the position in ``columns`` where the select list shows ROWTIME (None if it does not)."""
+    root: Node
+    columns: list[Field]
+    is_stream: bool
+    sql: str
+    rowtime_column: int | None = None
+    streams: list[str] = field(default_factory=list)   # named streams read, in query order
+    tables: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- statements
+
+class Statement:
+    sql: str
+    position: Position | None
+
+
+@dataclass(eq=False)
+class ColumnDef:
+    name: str
+    type: SqlType
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class CreateStream(Statement):
+    name: str
+    columns: list[ColumnDef]
+    or_replace: bool = False
+    foreign: dict[str, Any] | None = None   # FOREIGN STREAM: {"server": ..., "options": {...}}
+    sql: str = ""
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class CreateTable(Statement):
+    name: str
+    columns: list[ColumnDef]
+    or_replace: bool = False
+    sql: str = ""
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class CreateView(Statement):
+    name: str
+    column_names: list[str] | None
+    body_sql: str                 # the SELECT text, re-analyzed wherever the view is used
+    or_replace: bool = False
+    sql: str = ""
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class Drop(Statement):
+    kind: str                     # STREAM, TABLE, VIEW, PUMP
+    name: str
+    if_exists: bool = False
+    sql: str = ""
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class InsertValues(Statement):
+    """INSERT INTO target [(cols)] VALUES (...), ...: values are constant expressions already
+    typed; ``columns`` is the target column list (may include ``ROWTIME``)."""
+    target: str
+    columns: list[str]
+    rows: list[list[Expr]]
+    sql: str = ""
+    position: Position | None = None
+    row_positions: list[Position] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class SelectStatement(Statement):
+    query: Query
+    sql: str = ""
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class CreatePump(Statement):
+    name: str
+    target: str
+    columns: list[str] | None
+    query: Query
+    started: bool = True
+    or_replace: bool = False
+    sql: str = ""
+    position: Position | None = None
+
+
+@dataclass(eq=False)
+class AlterPump(Statement):
+    names: list[str]              # pump names; "SCHEMA.*" style wildcard kept as given
+    action: str                   # START or STOP
+    sql: str = ""
+    position: Position | None = None
+
+
+# --------------------------------------------------------------------------- what the analyzer may ask the catalog
+
+@dataclass(frozen=True)
+class StreamInfo:
+    name: str
+    fields: list[Field]
+    history: bool = False        # relational queries may read its retained history
+    foreign: bool = False
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    fields: list[Field]
+
+
+@dataclass(frozen=True)
+class ViewInfo:
+    name: str
+    column_names: list[str] | None
+    body_sql: str
+
+
+@dataclass(frozen=True)
+class PumpInfo:
+    name: str
+    target: str
+
+
+class CatalogReader:
+    """What the analyzer needs from the catalog: look up a canonical name."""
+
+    def resolve(self, name: str) -> StreamInfo | TableInfo | ViewInfo | PumpInfo | None:
+        raise NotImplementedError
