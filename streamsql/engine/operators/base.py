@@ -1,0 +1,140 @@
+"""The contract every stateful operator keeps, so that both runtimes can host it.
+
+An operator is a pure state machine over its inputs (channels). It never decides *when* a row
+leaves; it only says what it produced and what it could still produce:
+
+- :meth:`Operator.on_row` takes an input row; :meth:`Operator.on_clocks` learns that input clocks
+  advanced. Both may produce *candidates*: output rows with their stamp ``T`` and a tie key.
+- :meth:`Operator.bound_params` summarises the state that limits future output as a few ints;
+  :meth:`Operator.bound_eval` turns them and the input clocks into ``F``, the earliest stamp the
+  operator can still produce. It is vectorised (one row per sequence number) so the Spark runtime
+  can evaluate it over a whole micro-batch.
+- :meth:`Operator.wakeups` says, per input, the clock value at which :meth:`on_clocks` would change
+  anything; below those thresholds calling it must be a no-op.
+
+The host applies SEMANTICS.md section 3: a candidate stamped ``T`` is released when
+``T <= present`` (the minimum input clock) and ``T <= F``; rows released together go in
+``(T, tie)`` order; the output bound is ``min(F, held stamps)``.
+"""
+from __future__ import annotations
+
+import decimal
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import time as T
+
+INF = T.END_OF_TIME
+
+
+@dataclass
+class Candidate:
+    stamp: int
+    tie: bytes
+    row: tuple
+
+
+class Operator:
+    n_inputs: int = 1
+    #: Number of ints in :meth:`bound_params`.
+    n_params: int = 0
+
+    def on_row(self, ch: int, seq: int, rowtime: int, row: tuple, clocks: Sequence[int],
+               arrival: bytes) -> list[Candidate]:
+        """``clocks`` are the input clocks after the whole event ``seq``; ``arrival`` is a key
+        that orders rows of one input by arrival (the same in every runtime)."""
+        raise NotImplementedError
+
+    def on_clocks(self, seq: int, clocks: Sequence[int]) -> list[Candidate]:
+        return []
+
+    def wakeups(self) -> Sequence[int]:
+        """Per input: ``on_clocks`` needs calling once that input's clock reaches this value."""
+        return (INF,) * self.n_inputs
+
+    def bound_params(self) -> tuple[int, ...]:
+        return ()
+
+    def bound_eval(self, params: np.ndarray, clocks: np.ndarray) -> np.ndarray:
+        """``F`` for each row: ``params`` is (k, n_params), ``clocks`` is (k, n_inputs)."""
+        return clocks.min(axis=1)
+
+    def future_bound(self, clocks: Sequence[int]) -> int:
+        p = np.asarray([self.bound_params()], dtype=np.int64).reshape(1, self.n_params)
+        c = np.asarray([clocks], dtype=np.int64)
+        return int(self.bound_eval(p, c)[0])
+
+    # state that the trace shows (open windows, retained rows); optional
+    def describe_state(self) -> dict:
+        return {}
+
+    def state_size(self) -> int:
+        """Rows (or groups) held in state, for the state-bound checks."""
+        return 0
+
+
+# --------------------------------------------------------------------------- tie keys
+
+def _enc_int(v: int) -> bytes:
+    # order-preserving for any Python int: sign byte, length, big-endian magnitude
+    if v >= 0:
+        b = v.to_bytes(max(1, (v.bit_length() + 7) // 8), "big")
+        return b"\x02" + bytes([len(b)]) + b
+    m = -v
+    b = m.to_bytes(max(1, (m.bit_length() + 7) // 8), "big")
+    return b"\x01" + bytes([255 - len(b)]) + bytes(255 - x for x in b)
+
+
+def _enc_float(v: float) -> bytes:
+    if math.isnan(v):
+        return b"\x03" + b"\xff" * 8
+    (bits,) = struct.unpack(">Q", struct.pack(">d", v + 0.0))
+    bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
+    return b"\x03" + struct.pack(">Q", bits)
+
+
+def encode_value(v: Any, descending: bool = False, nulls_first: bool = True) -> bytes:
+    """Bytes that sort like SQL values: NULLs first (unless told otherwise), numbers by value,
+    strings by code point. Numbers of different kinds compare by value within one key."""
+    if v is None:
+        out = b"\x00" if nulls_first else b"\xfe"
+    elif isinstance(v, bool):
+        out = b"\x01" + (b"\x01" if v else b"\x00")
+    elif isinstance(v, int):
+        out = b"\x02" + _enc_float(float(v))[1:] + _enc_int(v)
+    elif isinstance(v, float):
+        out = b"\x02" + _enc_float(v)[1:] + b"\x00"
+    elif isinstance(v, decimal.Decimal):
+        out = b"\x02" + _enc_float(float(v))[1:] + _enc_decimal(v)
+    elif isinstance(v, str):
+        out = b"\x04" + v.encode("utf-8").replace(b"\x00", b"\x00\xff") + b"\x00\x00"
+    elif isinstance(v, bytes):
+        out = b"\x05" + v.replace(b"\x00", b"\x00\xff") + b"\x00\x00"
+    else:
+        out = b"\x06" + str(v).encode().replace(b"\x00", b"\x00\xff") + b"\x00\x00"
+    if descending:
+        out = bytes(255 - x for x in out) + b"\xff"
+    return out
+
+
+def _enc_decimal(v: decimal.Decimal) -> bytes:
+    # exact tie-break after the float prefix: scale to 38 fractional digits
+    return _enc_int(int(v.scaleb(38).to_integral_value()))
+
+
+def encode_key(values: Sequence[Any]) -> bytes:
+    return b"".join(encode_value(v) for v in values)
+
+
+def encode_ints(*xs: int) -> bytes:
+    """Tie key from ints in [-2**63, 2**63) (sequence numbers, input numbers, times)."""
+    return b"".join((x + (1 << 63)).to_bytes(8, "big") for x in xs)
+
+
+def release_arrival(release_seq: int, stamp: int, tie: bytes) -> bytes:
+    """The arrival key of a row an operator released: by step, then stamp, then tie."""
+    return encode_ints(release_seq, stamp) + tie

@@ -1,0 +1,20 @@
+"""What a running query hands back, the same from both runtimes: released rows with the step
+(sequence number of the event) that released them, and the output bound after each event."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class OutputRow:
+    step: int
+    rowtime: int
+    values: tuple
+
+
+@dataclass
+class ReleasedBatch:
+    """Rows released by one event (in release order) and the query's output bound after it."""
+    seq: int
+    rows: list[OutputRow] = field(default_factory=list)
+    bound: int | None = None

@@ -1,0 +1,133 @@
+"""From logical plans to what the runtimes execute.
+
+:func:`normalize` rewrites a plan the same way for both runtimes: WHERE clauses and projections
+that keep or shift ROWTIME move below UNION ALL (they commute with a merge: same rows, same
+timing), and nested UNION ALLs become one, inputs in query order.
+
+:func:`build_stages` cuts a normalized plan into *stages* for the Spark runtime: one per
+stateful operator, plus the final *sink* stage. A stage's input is a merge of *leaves*, each leaf
+a named stream or an earlier stage seen through a chain of row-by-row nodes, followed by an
+optional *post* chain applied to the merged rows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import SqlError
+from ..expr import Call, Lit, Rowtime
+from ..operators.base import Operator
+from ..plan import Filter, Node, Project, StreamScan, Union
+from .. import time as T
+
+
+def make_operator(node: Node, tables) -> Operator:
+    raise SqlError(f"{type(node).__name__} is not supported by this version of the engine yet")
+
+
+# --------------------------------------------------------------------------- normalize
+
+def is_shift(e) -> bool:
+    """``ROWTIME`` plus/minus a fixed interval: strictly increasing, so it commutes with a merge."""
+    if e is None or isinstance(e, Rowtime):
+        return True
+    if isinstance(e, Call) and e.fn in ("+", "-") and len(e.args) == 2:
+        x, y = e.args
+        if isinstance(y, Lit) and isinstance(y.value, T.Interval) and y.value.is_fixed:
+            return is_shift(x)
+        if e.fn == "+" and isinstance(x, Lit) and isinstance(x.value, T.Interval) and x.value.is_fixed:
+            return is_shift(y)
+    return False
+
+
+def normalize(node: Node) -> Node:
+    if isinstance(node, Union):
+        ins = []
+        for i in node.inputs_:
+            n = normalize(i)
+            ins.extend(n.inputs_ if isinstance(n, Union) else [n])
+        return Union(ins, node.fields)
+    if isinstance(node, (Filter, Project)):
+        child = normalize(node.input)
+        if isinstance(child, Union) and (isinstance(node, Filter) or is_shift(node.rowtime)):
+            return Union([normalize(_with_input(node, i)) for i in child.inputs_], node.fields)
+        return _with_input(node, child)
+    for attr in ("input", "left", "right"):
+        if hasattr(node, attr):
+            setattr(node, attr, normalize(getattr(node, attr)))
+    return node
+
+
+def _with_input(node, child):
+    if isinstance(node, Filter):
+        return Filter(child, node.cond, node.fields)
+    return Project(child, node.exprs, node.fields, node.rowtime)
+
+
+# --------------------------------------------------------------------------- stages
+
+@dataclass
+class Leaf:
+    stream: str | None                   # a named stream ...
+    stage: int | None                    # ... or the output of an earlier stage
+    chain: list = field(default_factory=list)   # Filter/Project nodes, innermost first
+
+    def rowtime_maps(self) -> list:
+        return [n.rowtime for n in self.chain if isinstance(n, Project) and n.rowtime is not None]
+
+
+@dataclass
+class StageInput:
+    leaves: list[Leaf]
+    post: list = field(default_factory=list)     # Filter/Project applied after the merge
+    fields: list = field(default_factory=list)   # fields of the merged rows (before ``post``)
+
+
+@dataclass
+class Stage:
+    index: int
+    node: Node | None                    # the stateful plan node; None for the sink's merge
+    inputs: list[StageInput]
+
+
+def build_stages(root: Node) -> list[Stage]:
+    stages: list[Stage] = []
+
+    def leaf(n: Node) -> Leaf:
+        chain = []
+        while isinstance(n, (Filter, Project)):
+            chain.append(n)
+            n = n.input
+        chain.reverse()
+        if isinstance(n, StreamScan):
+            return Leaf(n.stream, None, chain)
+        if isinstance(n, Union):
+            raise SqlError("a UNION ALL under a ROWTIME expression that is not a fixed shift is not "
+                           "supported on the Spark engine yet")
+        return Leaf(None, stage_of(n), chain)
+
+    def stage_input(n: Node) -> StageInput:
+        post = []
+        while isinstance(n, (Filter, Project)) and _reaches_union(n):
+            post.append(n)
+            n = n.input
+        post.reverse()
+        if isinstance(n, Union):
+            return StageInput([leaf(i) for i in n.inputs_], post, list(n.fields))
+        lf = leaf(n)
+        return StageInput([lf], [], list(n.fields))
+
+    def stage_of(n: Node) -> int:
+        ins = [stage_input(i) for i in n.inputs()]
+        st = Stage(len(stages), n, ins)
+        stages.append(st)
+        return st.index
+
+    sink_in = stage_input(root)
+    stages.append(Stage(len(stages), None, [sink_in]))
+    return stages
+
+
+def _reaches_union(n: Node) -> bool:
+    while isinstance(n, (Filter, Project)):
+        n = n.input
+    return isinstance(n, Union)

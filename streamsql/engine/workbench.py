@@ -1,0 +1,467 @@
+"""The Python API the magics, widgets and command line share: a workbench over a workspace.
+
+A workbench owns a catalog, the durable event log of its workspace directory and the running
+continuous queries. Injected events get a global sequence number (the *step*), go through the
+catalog (late rows, producers), are committed to the log, and reach every running query, which
+hands back the rows it released with the step that released them.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pyarrow as pa
+
+from . import time as T
+from .catalog import (DEFAULT_PRODUCER, ERROR_STREAM, Catalog, Event, LogEntry, Outcome, now_ms)
+from .errors import EventError, LateRowError, SqlError, StreamSqlError
+from .expr import compile_expr
+from .log import EventLog, atomic_write, entry_schema
+from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
+                   InsertValues, Query, SelectStatement, Statement)
+from .runtime.output import OutputRow, ReleasedBatch
+from .types import to_json_value
+
+log = logging.getLogger("streamsql")
+
+
+@dataclass
+class Result:
+    """What one statement did: a message, and for a SELECT STREAM the started query."""
+    statement: Statement
+    message: str
+    query: "ContinuousQuery | None" = None
+    rows: list | None = None
+
+
+class ContinuousQuery:
+    """A running SELECT STREAM: its released rows (with steps), output bound and trace."""
+
+    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int, engine: str):
+        self.wb = wb
+        self.name = name
+        self.plan = plan
+        self.sql = plan.sql
+        self.start_seq = start_seq
+        self.engine = engine
+        #: the clocks of the query's streams when it started (bounds it may rely on at once)
+        self.start_clocks: dict[str, int] = {}
+        self.rows: list[OutputRow] = []
+        self.bounds: dict[int, int] = {}          # seq -> output bound after it (when it changed)
+        self.output_bound: int = T.NO_TIME
+        self.processed_seq = start_seq
+        self.running = True
+        self.error: str | None = None
+        self.trace: list[dict] = []
+        self._listeners: list[Callable[[ReleasedBatch], None]] = []
+        self._lock = threading.Lock()
+        self.handle: Any = None                   # the runtime's own object
+
+    # ------------------------------------------------------------------ results
+
+    @property
+    def columns(self) -> list[str]:
+        return [f.name for f in self.plan.columns]
+
+    @property
+    def fields(self) -> list[Field]:
+        return list(self.plan.columns)
+
+    def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
+        with self._lock:
+            delivered = []
+            for b in batches:
+                if b.seq <= self.processed_seq and not b.rows:
+                    continue
+                self.rows.extend(b.rows)
+                if b.bound is not None and b.bound != self.output_bound:
+                    self.bounds[b.seq] = b.bound
+                    self.output_bound = b.bound
+                self.processed_seq = max(self.processed_seq, b.seq)
+                delivered.append(b)
+        for b in delivered:
+            for f in list(self._listeners):
+                try:
+                    f(b)
+                except Exception:  # a broken listener must not stop the query
+                    log.exception("listener of query %s failed", self.name)
+
+    def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
+        self._listeners.append(f)
+
+    def values(self, row: OutputRow) -> dict:
+        return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
+
+    def to_pandas(self):
+        import pandas as pd
+        data = {"STEP": [r.step for r in self.rows], "ROWTIME": [T.format_timestamp(r.rowtime) for r in self.rows]}
+        for i, f in enumerate(self.plan.columns):
+            data[f.name] = [to_json_value(r.values[i], f.type) if f.type.name in ("TIMESTAMP", "INTERVAL")
+                            else r.values[i] for r in self.rows]
+        return pd.DataFrame(data)
+
+    def wait(self, timeout: float | None = None) -> "ContinuousQuery":
+        """Block until the query has processed every event committed so far."""
+        self.wb._runtime(self.engine).wait(self, timeout)
+        if self.error:
+            raise StreamSqlError(f"query {self.name} failed: {self.error}")
+        return self
+
+    def stop(self) -> None:
+        self.wb.stop_query(self.name)
+
+    def __repr__(self):
+        state = "running" if self.running else "stopped"
+        return f"<ContinuousQuery {self.name} ({state}, {len(self.rows)} rows, bound {T.format_timestamp(self.output_bound)})>"
+
+
+class Workbench:
+    """Open a workspace (a directory; a temporary one when None) and run streaming SQL in it.
+
+    ``engine`` is ``"spark"`` (the product: PySpark on ``master``, default ``local[*]``) or
+    ``"local"`` (in-process, for tests and as the oracle). ``buckets`` spreads every stateful
+    operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch.
+    """
+
+    def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
+                 master: str | None = None, buckets: int = 1, batch_events: int | None = None,
+                 durable: bool = True, spark_conf: dict | None = None):
+        if engine not in ("spark", "local"):
+            raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
+        self._tmp = None
+        if workspace is None:
+            self._tmp = tempfile.mkdtemp(prefix="streamsql-")
+            workspace = self._tmp
+        self.path = Path(workspace).resolve()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.engine = engine
+        self.master = master
+        self.buckets = max(1, int(buckets))
+        self.batch_events = batch_events
+        self.spark_conf = dict(spark_conf or {})
+        self.log = EventLog(self.path, durable=durable)
+        self.durable = durable
+        self.queries: dict[str, ContinuousQuery] = {}
+        self.event_trace: list[dict] = []
+        self._lock = threading.RLock()
+        self._runtimes: dict[str, Any] = {}
+        self._query_counter = 0
+        self._query_defs: dict[str, dict] = {}
+        self.catalog = self._open_catalog()
+        self._resume_queries()
+
+    # ------------------------------------------------------------------ workspace
+
+    @property
+    def _catalog_path(self) -> Path:
+        return self.path / "catalog.json"
+
+    def _open_catalog(self) -> Catalog:
+        p = self._catalog_path
+        if not p.exists():
+            c = Catalog()
+            self._commit_catalog(c)
+            return c
+        j = json.loads(p.read_text())
+        c = Catalog.from_json(j["catalog"])
+        self._query_defs = j.get("queries", {})
+        self._query_counter = j.get("query_counter", 0)
+        dropped = self.log.truncate_after(c.next_seq - 1)
+        if dropped:
+            log.info("workspace %s: removed %d uncommitted log segments", self.path, dropped)
+        self.log.write_head(c.next_seq - 1)
+        return c
+
+    def _commit_catalog(self, c: Catalog | None = None) -> None:
+        c = c or self.catalog
+        data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
+                "query_counter": self._query_counter}
+        atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
+
+    def close(self) -> None:
+        """Stop the queries' runtimes (their definitions stay in the workspace) and release it."""
+        for rt in list(self._runtimes.values()):
+            rt.close()
+        self._runtimes.clear()
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _runtime(self, engine: str):
+        rt = self._runtimes.get(engine)
+        if rt is None:
+            if engine == "local":
+                from .runtime.local_driver import LocalDriver
+                rt = LocalDriver(self)
+            else:
+                from .runtime.spark.driver import SparkDriver
+                rt = SparkDriver(self)
+            self._runtimes[engine] = rt
+        return rt
+
+    # ------------------------------------------------------------------ statements
+
+    def execute(self, sql: str, *, name: str | None = None) -> list[Result]:
+        """Run one or more statements. A SELECT STREAM starts a continuous query (``name`` names
+        the first one). Errors carry the position in ``sql``; statements before the failing one
+        stay done, the failing one changes nothing."""
+        from .sql import analyze, split_script
+        results = []
+        for st in split_script(sql):
+            stmt = analyze(st, self.catalog, script=sql)
+            results.append(self._run(stmt, name))
+            if results[-1].query is not None:
+                name = None
+        return results
+
+    def query(self, sql: str, name: str | None = None) -> ContinuousQuery:
+        """Start the continuous query in ``sql`` (one SELECT STREAM statement)."""
+        res = self.execute(sql, name=name)
+        qs = [r.query for r in res if r.query is not None]
+        if len(qs) != 1:
+            raise SqlError("query() needs exactly one SELECT STREAM statement")
+        return qs[0]
+
+    def _in_use(self, name: str) -> list[str]:
+        return [q.name for q in self.queries.values() if q.running and
+                (name in q.plan.streams or name in q.plan.tables)]
+
+    def _run(self, stmt: Statement, name: str | None) -> Result:
+        with self._lock:
+            c = self.catalog
+            if isinstance(stmt, CreateStream):
+                if stmt.foreign is not None:
+                    raise SqlError("CREATE FOREIGN STREAM is not supported yet", *(_pos(stmt)))
+                fields = [Field(col.name, col.type) for col in stmt.columns]
+                c.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
+                                in_use=self._in_use(stmt.name))
+                self._commit_catalog()
+                return Result(stmt, f"Stream {stmt.name} created")
+            if isinstance(stmt, CreateTable):
+                c.create_table(stmt.name, [Field(col.name, col.type) for col in stmt.columns],
+                               or_replace=stmt.or_replace, sql=stmt.sql, in_use=self._in_use(stmt.name))
+                self._commit_catalog()
+                return Result(stmt, f"Table {stmt.name} created")
+            if isinstance(stmt, CreateView):
+                c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
+                              sql=stmt.sql)
+                self._commit_catalog()
+                return Result(stmt, f"View {stmt.name} created")
+            if isinstance(stmt, Drop):
+                d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
+                if d is not None and stmt.kind == "STREAM":
+                    self.log.drop_stream(d.uid)
+                self._commit_catalog()
+                return Result(stmt, f"{stmt.kind.title()} {stmt.name} dropped")
+            if isinstance(stmt, InsertValues):
+                return self._insert_values(stmt)
+            if isinstance(stmt, SelectStatement):
+                if not stmt.query.is_stream:
+                    raise SqlError("relational SELECT is not supported yet", *(_pos(stmt)))
+                q = self._start_query(stmt.query, name)
+                return Result(stmt, f"Query {q.name} started", query=q)
+            if isinstance(stmt, (CreatePump, AlterPump)):
+                raise SqlError("pumps are not supported yet", *(_pos(stmt)))
+            raise SqlError(f"unsupported statement {type(stmt).__name__}", *(_pos(stmt)))
+
+    def _insert_values(self, stmt: InsertValues) -> Result:
+        c = self.catalog
+        if stmt.target in c.tables:
+            t = c.tables[stmt.target]
+            rows = []
+            for vals in stmt.rows:
+                by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+                rows.append(tuple(by.get(f.name) for f in t.fields))
+            c.insert_table_rows(stmt.target, rows)
+            self._commit_catalog()
+            return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
+        events = []
+        for vals in stmt.rows:
+            by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+            rt = by.pop("ROWTIME", None)
+            events.append(Event(stmt.target, "row", rt if rt is not None else now_ms(), by))
+        outcomes = self.inject(events)
+        bad = [o for o in outcomes if o.status in ("late", "error")]
+        ok = len(outcomes) - len(bad)
+        if bad:
+            o = bad[0]
+            raise (LateRowError(o.event.stream, o.event.rowtime, o.clock) if o.status == "late"
+                   else EventError(o.message))
+        return Result(stmt, f"{ok} row{'s' if ok != 1 else ''} inserted into {stmt.target}")
+
+    # ------------------------------------------------------------------ queries
+
+    def _start_query(self, plan: Query, name: str | None) -> ContinuousQuery:
+        if name is None:
+            self._query_counter += 1
+            name = f"q{self._query_counter}"
+            while name in self.queries:
+                self._query_counter += 1
+                name = f"q{self._query_counter}"
+        elif name in self.queries and self.queries[name].running:
+            raise SqlError(f"a query named {name} is already running; stop it or choose another name")
+        start = self.catalog.next_seq - 1
+        q = ContinuousQuery(self, name, plan, start, self.engine)
+        q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
+        self._runtime(self.engine).start(q)
+        self.queries[name] = q
+        self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
+                                  "running": True, "start_clocks": q.start_clocks}
+        self._commit_catalog()
+        return q
+
+    def stop_query(self, name: str) -> None:
+        q = self.queries.get(name)
+        if q is None:
+            raise StreamSqlError(f"no query named {name}; queries: {', '.join(self.queries) or 'none'}")
+        if q.running:
+            self._runtime(q.engine).stop(q)
+            q.running = False
+        self._query_defs.get(name, {})["running"] = False
+        self._commit_catalog()
+
+    def _resume_queries(self) -> None:
+        for name, d in list(self._query_defs.items()):
+            if not d.get("running"):
+                continue
+            from .sql import analyze
+            try:
+                stmt = analyze(d["sql"], self.catalog)
+            except StreamSqlError as e:
+                log.warning("query %s could not be resumed: %s", name, e)
+                d["running"] = False
+                continue
+            q = ContinuousQuery(self, name, stmt.query, d["start_seq"], d.get("engine", self.engine))
+            q.start_clocks = d.get("start_clocks", {})
+            self.queries[name] = q
+            self._runtime(q.engine).start(q, resume=True)
+
+    # ------------------------------------------------------------------ injection
+
+    def inject(self, events: Iterable[Event]) -> list[Outcome]:
+        """Inject events in order as one durable append; returns each event's outcome (nothing
+        raises for bad events: see ``Outcome.status``)."""
+        with self._lock:
+            c = self.catalog
+            feeds: list[tuple[int, dict[str, list[LogEntry]]]] = []
+            outcomes = []
+            tables: dict[str, list[LogEntry]] = {}
+            for ev in events:
+                seq = c.next_seq
+                c.next_seq += 1
+                out: dict[str, list[LogEntry]] = {}
+                o = c.apply(ev, seq, out)
+                outcomes.append(o)
+                if out:
+                    feeds.append((seq, out))
+                    for s, entries in out.items():
+                        tables.setdefault(s, []).extend(entries)
+                self._trace_event(o)
+            if not outcomes:
+                return outcomes
+            self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
+            self._commit_catalog()
+            self.log.write_head(c.next_seq - 1)
+            for rt in self._runtimes.values():
+                rt.notify(feeds, c.next_seq - 1)
+            return outcomes
+
+    def _entries_table(self, stream: str, entries: list[LogEntry]) -> pa.Table:
+        d = self.catalog.streams[stream]
+        schema = entry_schema(d.fields)
+        n = len(d.fields)
+        cols = [[e.seq for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
+                [e.clock for e in entries]]
+        for i in range(n):
+            cols.append([None if e.values is None else e.values[i] for e in entries])
+        return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(cols, schema)], schema=schema)
+
+    def _trace_event(self, o: Outcome) -> None:
+        self.event_trace.append({
+            "step": o.seq, "stream": o.event.stream, "producer": o.event.producer or DEFAULT_PRODUCER,
+            "kind": o.event.kind, "rowtime": o.event.rowtime, "strict": o.event.strict,
+            "values": o.event.values, "status": o.status, "message": o.message, "clock": o.clock,
+            "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,
+            "eclipsed": o.status == "eclipsed"})
+
+    def _one(self, ev: Event) -> Outcome:
+        o = self.inject([ev])[0]
+        if o.status == "late":
+            raise LateRowError(o.event.stream, o.event.rowtime, o.clock, o.event.producer)
+        if o.status == "error":
+            raise EventError(o.message)
+        return o
+
+    def insert(self, stream: str, values: dict | None = None, *, rowtime=None, producer: str | None = None,
+               **kw) -> Outcome:
+        """Insert one row; ``rowtime`` defaults to the current time. Raises
+        :class:`LateRowError` (the row went to the error stream) or :class:`EventError`."""
+        vals = dict(values or {}, **kw)
+        rt = now_ms() if rowtime is None else self._time(stream, rowtime)
+        return self._one(Event(stream, "row", rt, vals, producer=producer))
+
+    def punctuate(self, stream: str, time, *, strict: bool = False, producer: str | None = None) -> Outcome:
+        """Assert that every later row of ``stream`` (from this producer) has rowtime >= ``time``
+        (> ``time`` when strict)."""
+        return self._one(Event(stream, "bound", self._time(stream, time), strict=strict, producer=producer))
+
+    def attach(self, stream: str, producer: str) -> Outcome:
+        return self._one(Event(stream, "attach", producer=producer))
+
+    def detach(self, stream: str, producer: str = DEFAULT_PRODUCER) -> Outcome:
+        return self._one(Event(stream, "detach", producer=producer))
+
+    def _time(self, stream: str, t) -> int:
+        """A time given as text; short ``HH:MM[:SS]`` is on the day of the stream's clock."""
+        if isinstance(t, str) and "-" not in t.strip()[:5]:
+            try:
+                d = self.catalog.stream(stream)
+                clock = self.catalog.clock(d.name)
+            except EventError:
+                clock = T.NO_TIME
+            day = T.day_of(clock) if clock > T.NO_TIME else T.day_of(now_ms())
+            return T.parse_timestamp(t, day=day)
+        try:
+            return T.parse_timestamp(t)
+        except T.TimeFormatError as e:
+            raise EventError(str(e)) from None
+
+    # ------------------------------------------------------------------ state
+
+    def clock(self, stream: str) -> int | None:
+        d = self.catalog.stream(stream)
+        b = self.catalog.clock(d.name)
+        return None if b <= T.NO_TIME else b
+
+    def clocks(self) -> dict[str, int | None]:
+        return {n: (None if st.bound <= T.NO_TIME else st.bound) for n, st in self.catalog.state.items()}
+
+    def streams(self) -> list[dict]:
+        out = []
+        for n, d in self.catalog.streams.items():
+            st = self.catalog.state[n]
+            out.append({"name": n, "columns": [(f.name, str(f.type)) for f in d.fields],
+                        "clock": None if st.bound <= T.NO_TIME else st.bound,
+                        "producers": self.catalog.producer_clocks(n), "pending": len(st.pending),
+                        "rows": st.rows_in, "late": st.late_count, "system": d.system})
+        return out
+
+    @property
+    def last_seq(self) -> int:
+        return self.catalog.next_seq - 1
+
+
+def _pos(stmt: Statement) -> tuple:
+    p = getattr(stmt, "position", None)
+    return (p.line, p.col) if p else ()
