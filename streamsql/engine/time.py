@@ -90,7 +90,7 @@ def parse_timestamp(text: str, *, day: int | None = None) -> int:
     if m and day is not None:
         h, mi, s, frac = m.groups()
         if int(h) > 23 or int(mi) > 59 or int(s or 0) > 59:
-            raise TimeFormatError(f"invalid time of day {text!r}")
+            raise TimeFormatError(f"invalid time of day {text!r}; expected 'HH:MM[:SS]' with HH < 24")
         return day + int(h) * HOUR + int(mi) * MINUTE + int(s or 0) * SECOND + _frac_ms(frac)
     expected = "'YYYY-MM-DD HH:MM:SS[.fff]'" + (" or 'HH:MM[:SS]'" if day is not None else "")
     raise TimeFormatError(f"invalid timestamp {text!r}; expected {expected}")

@@ -92,6 +92,15 @@ class ContinuousQuery:
                 except Exception:  # a broken listener must not stop the query
                     log.exception("listener of query %s failed", self.name)
 
+    def output_bound_at(self, seq: int) -> int | None:
+        """The query's output bound right after event ``seq`` (None before it had one)."""
+        best = None
+        for s in sorted(self.bounds):
+            if s > seq:
+                break
+            best = self.bounds[s]
+        return best
+
     def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
         self._listeners.append(f)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 
-class Step(exp.Func):
+class Step(exp.Expression):
     """``STEP(ts BY interval)``."""
     arg_types = {"this": True, "expression": True}
 

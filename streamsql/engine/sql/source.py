@@ -105,8 +105,11 @@ def span(node) -> tuple[int, int] | None:
     if meta and "_span" in meta:
         return meta["_span"]
     lo = hi = None
-    if meta and "pos_s" in meta:
-        lo, hi = meta["pos_s"], meta["pos_e"]
+    if meta:
+        for a, b in (("pos_s", "pos_e"), ("start", "end")):   # ours, then sqlglot's (names)
+            if meta.get(a) is not None:
+                lo = meta[a] if lo is None else min(lo, meta[a])
+                hi = meta[b] if hi is None else max(hi, meta[b])
     for child in node.iter_expressions():
         s = span(child)
         if s is None:

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Creates .venv with streamsql installed (editable). With --test, also the test dependencies and
+# Debian's Chromium (for the JupyterLab browser test), when it is missing and apt-get is usable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+"$PY" - <<'PYEOF'
+import sys
+if sys.version_info < (3, 11):
+    sys.exit(f"streamsql needs Python 3.11 or newer; {sys.executable} is {sys.version.split()[0]}")
+PYEOF
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+if [ "${1:-}" = "--test" ]; then
+  .venv/bin/python -m pip install -q -e '.[test]'
+  if [ ! -x /usr/bin/chromium ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+      SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+      $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      echo "note: /usr/bin/chromium is missing and apt-get is not available; the browser test will be skipped" >&2
+    fi
+  fi
+else
+  .venv/bin/python -m pip install -q -e .
+fi
+echo "streamsql is installed in .venv"

@@ -1,0 +1,114 @@
+"""What happened at each step, in the forms people read: replay lines (SEMANTICS.md section 5)
+and the seed's step tables (Step | input streams | Output).
+
+The per-event records themselves are kept by the workbench (``Workbench.event_trace``: each
+event's outcome, the stream clock before and after, eclipsed bounds) and by each query
+(``ContinuousQuery.trace``: operator presents, output bounds, held rows).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import time as T
+from .catalog import Outcome
+from .types import format_value, to_json_value
+
+
+@dataclass
+class Step:
+    step: int
+    outcome: Outcome | None
+    rows: list = field(default_factory=list)      # OutputRow released at this step
+    bound: int | None = None                      # output bound after the step, when it changed
+
+
+def steps(query, outcomes: list[Outcome], base: int = 0) -> list[Step]:
+    """Join each event's outcome with what the query released at it, by step."""
+    by: dict[int, Step] = {}
+    for o in outcomes:
+        by[o.seq - base] = Step(o.seq - base, o)
+    for r in query.rows:
+        by.setdefault(r.step - base, Step(r.step - base, None)).rows.append(r)
+    for s, b in query.bounds.items():
+        by.setdefault(s - base, Step(s - base, None)).bound = b
+    return [by[k] for k in sorted(by)]
+
+
+def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = False,
+                 stream_names: dict[str, str] | None = None) -> list[dict]:
+    """The replay output of section 5: rows, late rows, refused events and (optionally) bound
+    lines, in release order."""
+    names = stream_names or {}
+    out = []
+    last_bound = T.NO_TIME
+    last_row = T.NO_TIME
+    fields = query.fields
+    for st in steps(query, outcomes, base):
+        for r in st.rows:
+            out.append({"step": st.step, "rowtime": T.format_timestamp(r.rowtime),
+                        "values": {f.name: to_json_value(v, f.type) for f, v in zip(fields, r.values)}})
+            last_row = max(last_row, r.rowtime)
+        o = st.outcome
+        if o is not None and o.status == "late":
+            out.append({"step": st.step, "late": {"stream": names.get(o.event.stream, o.event.stream),
+                                                   "rowtime": T.format_timestamp(o.event.rowtime),
+                                                   "clock": T.format_timestamp(o.clock)}})
+        elif o is not None and o.status == "error":
+            out.append({"step": st.step, "error": o.message})
+        if bounds:
+            b = query.output_bound_at(st.step + base)
+            if b is not None and b > last_bound and b > last_row:
+                out.append({"step": st.step, "bound": T.format_timestamp(b)})
+                last_bound = b
+    return out
+
+
+def _short(ms: int | None) -> str:
+    return "" if ms is None else T.format_time_of_day(ms)
+
+
+def describe_event(o: Outcome, fields=None) -> str:
+    """One cell of a step table: ``10:00 1 ORCL 100``, ``10:11 bound``, ``P1 detach``."""
+    ev = o.event
+    who = f"{ev.producer}: " if ev.producer and ev.producer != "default" else ""
+    if ev.kind == "row":
+        vals = " ".join(format_value(v) for v in (ev.values or {}).values())
+        s = f"{who}{_short(ev.rowtime)} {vals}".rstrip()
+    elif ev.kind == "bound":
+        s = f"{who}{_short(ev.rowtime)} {'strict ' if ev.strict else ''}bound"
+    else:
+        s = f"{who}{ev.kind}"
+    if o.status == "late":
+        s += f" (late: clock {_short(o.clock)})"
+    elif o.status == "error":
+        s += " (refused)"
+    elif o.status == "eclipsed":
+        s += " (eclipsed)"
+    return s
+
+
+def step_table(query, outcomes: list[Outcome], base: int = 0, streams: list[str] | None = None) -> list[list[str]]:
+    """Rows of the seed's step table: ``[step, <one cell per input stream>, output]``, with a
+    header row first. Output cells list the rows released at the step, ``rowtime values``."""
+    streams = streams or list(dict.fromkeys(o.event.stream for o in outcomes))
+    header = ["Step"] + streams + ["Output"]
+    rows = [header]
+    fields = query.fields
+    for st in steps(query, outcomes, base):
+        cells = [""] * len(streams)
+        if st.outcome is not None and st.outcome.event.stream in streams:
+            cells[streams.index(st.outcome.event.stream)] = describe_event(st.outcome)
+        outs = ["; ".join(_short(r.rowtime) + " " + " ".join(format_value(v, f.type) for f, v in zip(fields, r.values))
+                          for r in st.rows)]
+        rows.append([str(st.step)] + cells + outs)
+    return rows
+
+
+def format_table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for k, r in enumerate(rows):
+        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        if k == 0:
+            lines.append("-+-".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,46 @@
+"""Shared fixtures. Spark starts once per test session (it takes seconds); every test gets its
+own workspace directory."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SCENARIOS = SHARED / "scenarios" if (SHARED / "scenarios").exists() else ROOT / "tests" / "scenarios" / "shared"
+PROJECT_SCENARIOS = ROOT / "tests" / "scenarios"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from streamsql.engine.runtime.spark.session import get_session
+    return get_session("local[2]", log_dir=ROOT / "test-output" / "spark-logs")
+
+
+@pytest.fixture
+def wb_local(tmp_path):
+    from streamsql.engine.workbench import Workbench
+    wb = Workbench(tmp_path / "ws", engine="local")
+    yield wb
+    wb.close()
+
+
+@pytest.fixture
+def wb_spark(tmp_path, spark):
+    from streamsql.engine.workbench import Workbench
+    wb = Workbench(tmp_path / "ws", engine="spark")
+    yield wb
+    wb.close()
+
+
+@pytest.fixture(params=["local", "spark"])
+def wb(request, tmp_path):
+    from streamsql.engine.workbench import Workbench
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    w = Workbench(tmp_path / "ws", engine=request.param)
+    yield w
+    w.close()
