@@ -42,6 +42,22 @@ class Operator:
     n_inputs: int = 1
     #: Number of ints in :meth:`bound_params`.
     n_params: int = 0
+    #: Attributes rebuilt by :meth:`_compile` instead of being pickled (compiled closures): the
+    #: Spark runtime keeps operators in the state store.
+    _transient: tuple = ()
+
+    def _compile(self) -> None:
+        pass
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        for k in self._transient:
+            d.pop(k, None)
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self._compile()
 
     def on_row(self, ch: int, seq: int, rowtime: int, row: tuple, clocks: Sequence[int],
                arrival: bytes) -> list[Candidate]:

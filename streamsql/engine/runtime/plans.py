@@ -21,6 +21,11 @@ from .. import time as T
 
 
 def make_operator(node: Node, tables) -> Operator:
+    """The operator instance for a stateful plan node (same class in both runtimes)."""
+    from ..plan import Aggregate
+    if isinstance(node, Aggregate):
+        from ..operators.aggregate import AggregateOp
+        return AggregateOp(node)
     raise SqlError(f"{type(node).__name__} is not supported by this version of the engine yet")
 
 

@@ -1,0 +1,88 @@
+"""Periods of a monotonic time key (FLOOR/CEIL/STEP of ROWTIME, ROWTIME itself, plus or minus a
+fixed interval): for a rowtime, the key's value and the *end* of its period, the earliest rowtime
+at which the key takes its next value (SEMANTICS.md 3.3). Scalar and vectorised."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import time as T
+from ..errors import SqlError
+from ..expr import Call, Expr, Lit, Rowtime, apply_rowtime_map, rowtime_map_array
+
+
+def _shift(e: Expr) -> int | None:
+    """``c`` when ``e`` is ``ROWTIME + c`` for a fixed ``c`` (None otherwise)."""
+    if isinstance(e, Rowtime):
+        return 0
+    if isinstance(e, Call) and e.fn == "CAST" and e.type.name == "TIMESTAMP":
+        return _shift(e.args[0])
+    if isinstance(e, Call) and e.fn in ("+", "-") and len(e.args) == 2:
+        x, y = e.args
+        if isinstance(y, Lit) and isinstance(y.value, T.Interval) and y.value.is_fixed:
+            s = _shift(x)
+            return None if s is None else s + (y.value.millis if e.fn == "+" else -y.value.millis)
+        if e.fn == "+" and isinstance(x, Lit) and isinstance(x.value, T.Interval) and x.value.is_fixed:
+            s = _shift(y)
+            return None if s is None else s + x.value.millis
+    return None
+
+
+class TimeKey:
+    """A monotonic key ``k`` of the rowtime: ``value(t)`` and ``period_end(t)``."""
+
+    def __init__(self, expr: Expr):
+        self.expr = expr
+        self.kind, self.shift, self.arg = self._analyse(expr)
+
+    @staticmethod
+    def _analyse(e: Expr):
+        s = _shift(e)
+        if s is not None:
+            return "identity", s, None
+        inner = e
+        # peel an outer fixed shift: FLOOR(...) + INTERVAL does not move period boundaries
+        while isinstance(inner, Call) and inner.fn in ("+", "-") and isinstance(inner.args[1], Lit):
+            inner = inner.args[0]
+        if isinstance(inner, Call) and inner.fn in ("FLOOR_TO", "CEIL_TO", "STEP"):
+            s = _shift(inner.args[0])
+            if s is not None:
+                return inner.fn, s, inner.arg
+        raise SqlError(f"cannot find the periods of the monotonic expression {e!r}; use FLOOR, CEIL or STEP "
+                       "of ROWTIME (plus or minus a constant)")
+
+    def value(self, t: int) -> int:
+        return apply_rowtime_map(self.expr, t)
+
+    def period_end(self, t: int) -> int:
+        if t <= T.NO_TIME:
+            return T.NO_TIME
+        if t >= T.END_OF_TIME:
+            return T.END_OF_TIME
+        x = t + self.shift
+        if self.kind == "identity":
+            return t + 1
+        if self.kind == "FLOOR_TO":
+            return T.next_boundary(T.floor_to(x, self.arg), self.arg) - self.shift
+        if self.kind == "CEIL_TO":
+            return T.ceil_to(x, self.arg) + 1 - self.shift
+        return T.step_floor(x, self.arg) + self.arg.millis - self.shift
+
+    def period_end_array(self, t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.int64)
+        lo, hi = t <= T.NO_TIME, t >= T.END_OF_TIME
+        safe = np.where(lo | hi, 0, t)
+        x = safe + self.shift
+        if self.kind == "identity":
+            r = safe + 1
+        elif self.kind == "FLOOR_TO":
+            r = T.next_boundary_array(T.floor_to_array(x, self.arg), self.arg) - self.shift
+        elif self.kind == "CEIL_TO":
+            f = T.floor_to_array(x, self.arg)
+            c = np.where(f == x, x, T.next_boundary_array(f, self.arg))
+            r = c + 1 - self.shift
+        else:
+            r = x - np.mod(x, self.arg.millis) + self.arg.millis - self.shift
+        return np.where(lo, T.NO_TIME, np.where(hi, T.END_OF_TIME, r)).astype(np.int64)
+
+    def value_array(self, t: np.ndarray) -> np.ndarray:
+        return rowtime_map_array(self.expr, t)

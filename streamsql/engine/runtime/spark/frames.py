@@ -1,0 +1,84 @@
+"""The columns a stage's input frame carries, and reading them back into engine values.
+
+Every stage input (an operator's buckets, or the sink) receives one frame with:
+``ev`` (0 row, 2 source timeline, 3 upstream report), ``inp`` (which operator input), ``leaf``
+(which leaf of that input's merge), ``seq``/``sub`` (arrival step and position), ``T`` (stamp
+the merge orders by), ``Tup``/``tie`` (the upstream operator's stamp and tie key),
+``ort`` (the row's rowtime as the operator sees it), ``x<inp>_<j>`` (the values), ``blob``
+(timeline or report) and ``up`` (the reporting stage).
+"""
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+
+from ...plan import Field
+from .host import frontier
+from .source import EV_TIMELINE, unpack_timeline
+from .timeline import Timeline
+
+EV_ROW, EV_META = 0, 3
+
+
+def value_col(inp: int, j: int) -> str:
+    return f"x{inp}_{j}"
+
+
+def _restore(v, t):
+    if v is None:
+        return None
+    if isinstance(v, float) and math.isnan(v) and not t.is_approx:
+        return None
+    if t.is_integer or t.name == "TIMESTAMP":
+        return int(v)
+    if t.is_approx:
+        return None if math.isnan(v) else float(v)
+    if t.name == "BOOLEAN":
+        return bool(v)
+    if isinstance(v, (np.generic,)):
+        return v.item()
+    return v
+
+
+def frame_values(rows: pd.DataFrame, inp: int, fields: list[Field]) -> list[tuple]:
+    """The engine tuples of ``rows`` for operator input ``inp`` (NULLs as None, exact ints)."""
+    if not len(rows):
+        return []
+    cols = []
+    for j, f in enumerate(fields):
+        c = rows[value_col(inp, j)].tolist()
+        cols.append([_restore(v, f.type) for v in c])
+    if not cols:
+        return [()] * len(rows)
+    return list(zip(*cols))
+
+
+def origins_of(pdf: pd.DataFrame, upstream: dict, frontiers: dict) -> tuple[dict, int]:
+    """Source timelines (``("s", k)``) and upstream frontiers (``("y", stage)``) of a batch,
+    and the last event the batch covers."""
+    origins: dict = {}
+    end = 0
+    ev = pdf["ev"].to_numpy()
+    per_stream: dict[int, list] = {}
+    for b in pdf["blob"][ev == EV_TIMELINE]:
+        start, e, streams = unpack_timeline(bytes(b))
+        end = max(end, e)
+        for k, sv in enumerate(streams):
+            per_stream.setdefault(k, []).append(sv)
+    for k, parts in per_stream.items():
+        s = np.concatenate([p[0] for p in parts])
+        v = np.concatenate([p[1] for p in parts])
+        o = np.argsort(s, kind="stable")
+        s, v = s[o], v[o]
+        origins[("s", k)] = Timeline(s, np.maximum.accumulate(v) if len(v) else v)
+    metas: dict[int, list] = {}
+    if (ev == EV_META).any():
+        sel = pdf[ev == EV_META]
+        for up, b in zip(sel["up"], sel["blob"]):
+            metas.setdefault(int(up), []).append(pickle.loads(bytes(b)))
+    for y, (op, nb) in upstream.items():
+        origins[("y", y)] = frontier(op, nb, frontiers[y], metas.get(y, []))
+    return origins, end

@@ -1,0 +1,155 @@
+"""Hosting an operator in one key bucket over a whole micro-batch, and reading the frontier of an
+upstream stage from what its buckets report.
+
+A bucket sees only its own rows, but every input's clock at every step (the timelines). It
+steps the operator at the steps where one of its rows becomes usable or a clock crosses one of
+the operator's wake-up thresholds, nowhere else. Rule 1 of the release rule (stamp <= present)
+is local, so it is applied here: a candidate leaves the bucket ("is emitted") at the first step
+where the present reaches it. Rule 2 (nothing earlier can still be produced) needs all buckets:
+each bucket reports its frontier parameters whenever they change, and the consumer takes the
+minimum over buckets (:func:`frontier`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ... import time as T
+from ...operators.base import INF, Candidate, Operator
+from .timeline import Timeline, union_points
+
+
+@dataclass
+class Emitted:
+    seq: int
+    cand: Candidate
+
+
+@dataclass
+class BucketState:
+    held: list = field(default_factory=list)         # candidates waiting for the present (rule 1)
+    last: tuple | None = None                         # last reported (params..., held min)
+
+
+def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, Timeline]],
+               values_of) -> tuple[list[Emitted], list[tuple], list[Timeline]]:
+    """Step ``op`` through one batch. ``inputs[i] = (usable rows in order, clock timeline)``;
+    ``values_of(i, row)`` gives the operator's input tuple of a row. Returns the emitted
+    candidates, the frontier changes ``(step, params..., held_min)`` and the input timelines."""
+    clocks_tl = [tl for _rows, tl in inputs]
+    pts = union_points(*[tl.seqs for tl in clocks_tl],
+                       *[rows["rel"].to_numpy().astype(np.int64) for rows, _ in inputs if len(rows)])
+    k = len(pts)
+    C = np.stack([tl.at(pts) for tl in clocks_tl]) if k else np.zeros((len(inputs), 0), np.int64)
+    present = C.min(axis=0) if k else np.zeros(0, np.int64)
+    # rows grouped by step, inputs in order
+    by_step: dict[int, list] = {}
+    for i, (rows, _tl) in enumerate(inputs):
+        if not len(rows):
+            continue
+        for r in zip(rows["rel"].to_numpy(), rows["T"].to_numpy(), rows["arrival"], range(len(rows))):
+            by_step.setdefault(int(r[0]), []).append((i, int(r[1]), r[2], r[3]))
+    row_steps = np.array(sorted(by_step), dtype=np.int64)
+    row_pos = np.searchsorted(pts, row_steps) if len(row_steps) else row_steps
+    emitted: list[Emitted] = []
+    changes: list[tuple] = []
+    cur = -1
+    ri = 0
+    while True:
+        nxt = k
+        if ri < len(row_pos):
+            nxt = int(row_pos[ri])
+        wake = op.wakeups()
+        for c in range(len(inputs)):
+            w = wake[c] if c < len(wake) else INF
+            if w < INF:
+                j = int(np.searchsorted(C[c], w, side="left"))
+                j = max(j, cur + 1)
+                nxt = min(nxt, j)
+        if st.held:
+            hmin = min(h.stamp for h in st.held)
+            j = max(int(np.searchsorted(present, hmin, side="left")), cur + 1)
+            nxt = min(nxt, j)
+        if nxt >= k:
+            break
+        s = int(pts[nxt])
+        clocks = [int(x) for x in C[:, nxt]]
+        cands: list[Candidate] = []
+        if ri < len(row_pos) and int(row_pos[ri]) == nxt:
+            for (i, rt, arrival, idx) in by_step[s]:
+                cands += op.on_row(i, s, rt, values_of(i, idx), clocks, arrival)
+            ri += 1
+        cands += op.on_clocks(s, clocks)
+        p = int(present[nxt])
+        st.held += cands
+        keep = []
+        for c in st.held:
+            if c.stamp <= p:
+                emitted.append(Emitted(s, c))
+            else:
+                keep.append(c)
+        st.held = keep
+        rep = tuple(int(x) for x in op.bound_params()) + (min((h.stamp for h in keep), default=INF),)
+        if rep != st.last:
+            changes.append((s,) + rep)
+            st.last = rep
+        cur = nxt
+    return emitted, changes, clocks_tl
+
+
+# --------------------------------------------------------------------------- the consumer's side
+
+@dataclass
+class FrontierState:
+    """What a consumer remembers of an upstream stage between batches."""
+    params: dict = field(default_factory=dict)       # bucket -> last (params..., held min)
+    clocks: list | None = None                       # the upstream's input clocks at the last step
+
+
+def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict]) -> Timeline:
+    """The upstream stage's frontier F over this batch: for every step, the minimum over its
+    buckets of ``min(op.bound_eval(params), held min)``."""
+    base = tuple(int(x) for x in op.bound_params()) + (INF,)
+    inputs = None
+    for m in metas:
+        if m.get("inputs") is not None:
+            inputs = [Timeline(np.asarray(s, np.int64), np.asarray(v, np.int64), int(i)) for s, v, i in m["inputs"]]
+    if inputs is None:
+        init = fs.clocks or [T.NO_TIME] * op.n_inputs
+        inputs = [Timeline.constant(c) for c in init]
+    changes: dict[int, list] = {}
+    for m in metas:
+        changes.setdefault(int(m["bucket"]), []).extend(m["changes"])
+    pts = union_points(*[tl.seqs for tl in inputs],
+                       *[np.array([c[0] for c in ch], np.int64) for ch in changes.values()])
+    init_clocks = np.array([[tl.initial for tl in inputs]], dtype=np.int64)
+    if len(pts):
+        C = np.stack([tl.at(pts) for tl in inputs], axis=1)
+    else:
+        C = np.zeros((0, op.n_inputs), np.int64)
+    F = np.full(len(pts), INF, dtype=np.int64)
+    F0 = INF
+    for b in range(n_buckets):
+        last = fs.params.get(b, base)
+        P0 = np.array([last], dtype=np.int64)
+        f0 = min(int(op.bound_eval(P0[:, :-1], init_clocks)[0]), int(P0[0, -1]))
+        F0 = min(F0, f0)
+        if not len(pts):
+            continue
+        ch = sorted(changes.get(b, []), key=lambda c: c[0])
+        P = np.tile(np.array(last, dtype=np.int64), (len(pts), 1))
+        if ch:
+            cs = np.array([c[0] for c in ch], dtype=np.int64)
+            cv = np.array([c[1:] for c in ch], dtype=np.int64)
+            idx = np.searchsorted(cs, pts, side="right") - 1
+            has = idx >= 0
+            P[has] = cv[idx[has]]
+            fs.params[b] = tuple(int(x) for x in cv[-1])
+        Fb = np.minimum(op.bound_eval(P[:, :-1], C), P[:, -1])
+        F = np.minimum(F, Fb)
+    if len(pts):
+        fs.clocks = [int(x) for x in C[-1]]
+    F = np.maximum.accumulate(np.maximum(F, F0)) if len(F) else F
+    return Timeline(pts, F, F0)

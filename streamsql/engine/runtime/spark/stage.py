@@ -1,0 +1,86 @@
+"""A stateful operator as a ``transformWithStateInPandas`` stage, one group per key bucket.
+
+Each bucket keeps its whole host state (the operator, rows its merge still holds, what it knows
+of upstream frontiers, candidates waiting for the present) in the RocksDB state store, and per
+micro-batch outputs its emitted candidates plus one report (its frontier changes; bucket 0 also
+its input clocks) for the consumer downstream.
+"""
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ...plan import Field, Node
+from .frames import EV_META, EV_ROW, frame_values, origins_of
+from .host import BucketState, FrontierState, run_bucket
+from .inputs import InputSpec, InputState, resolve_input
+
+
+@dataclass
+class StageSpec:
+    index: int
+    node: Node
+    inputs: list[InputSpec]
+    input_fields: list[list[Field]]
+    out_fields: list[Field]
+    buckets: int
+    upstream: dict            # stage index -> (plan node, buckets)
+    tables: dict
+
+
+class HostState:
+    def __init__(self, spec: StageSpec):
+        from ..plans import make_operator
+        self.op = make_operator(spec.node, spec.tables)
+        self.inputs = [InputState() for _ in spec.inputs]
+        self.frontiers = {y: FrontierState() for y in spec.upstream}
+        self.bucket = BucketState()
+
+
+def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostState,
+                   upstream_ops: dict) -> pd.DataFrame:
+    """One micro-batch of one bucket; returns the output frame (candidates + one report)."""
+    origins, _end = origins_of(pdf, upstream_ops, st.frontiers)
+    ev = pdf["ev"].to_numpy()
+    resolved = []
+    for i, ispec in enumerate(spec.inputs):
+        rows = pdf[(ev == EV_ROW) & (pdf["inp"].to_numpy() == i)]
+        resolved.append(resolve_input(ispec, rows, origins, st.inputs[i]))
+    values = [frame_values(rows, i, spec.input_fields[i]) for i, (rows, _tl) in enumerate(resolved)]
+    emitted, changes, tls = run_bucket(st.op, st.bucket, resolved, lambda i, idx: values[i][idx])
+    n = len(emitted)
+    out = {"ev": [EV_ROW] * n + [EV_META], "bucket": [bucket] * (n + 1),
+           "seq": [e.seq for e in emitted] + [0], "T": [e.cand.stamp for e in emitted] + [0],
+           "tie": [e.cand.tie for e in emitted] + [None]}
+    for j, f in enumerate(spec.out_fields):
+        out[f"o{j}"] = [e.cand.row[j] for e in emitted] + [None]
+    report = {"bucket": bucket, "changes": changes,
+              "inputs": [(tl.seqs.tolist(), tl.vals.tolist(), int(tl.initial)) for tl in tls] if bucket == 0 else None}
+    out["blob"] = [None] * n + [pickle.dumps(report)]
+    return pd.DataFrame(out)
+
+
+def make_processor(spec: StageSpec):
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    class StageProcessor(StatefulProcessor):
+        def init(self, handle):
+            self.state = handle.getValueState("host", StructType([StructField("blob", BinaryType())]))
+            from ..plans import make_operator
+            self.upstream = {y: (make_operator(node, spec.tables), nb) for y, (node, nb) in spec.upstream.items()}
+
+        def handleInputRows(self, key, rows, timerValues):
+            frames = [f for f in rows]
+            pdf = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+            st = pickle.loads(self.state.get()[0]) if self.state.exists() else HostState(spec)
+            out = process_bucket(spec, int(key[0]), pdf, st, self.upstream)
+            self.state.update((pickle.dumps(st),))
+            yield out
+
+        def close(self):
+            pass
+
+    return StageProcessor()
