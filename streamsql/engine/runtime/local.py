@@ -17,7 +17,7 @@ from ..operators.scalar import RowFunction
 from ..plan import Filter, Node, Project, Query, StreamScan, Union
 from .output import OutputRow, ReleasedBatch
 from ..operators.union import UnionOp
-from .plans import make_operator, normalize
+from .plans import make_operator, normalize, stream_inputs
 
 Rows = list  # [(rowtime, arrival, row)]
 
@@ -113,7 +113,7 @@ def _build(node: Node, tables, clocks) -> _Node:
     if isinstance(node, Union):
         return _Host(UnionOp(len(node.inputs_)), [_build(i, tables, clocks) for i in node.inputs_], "union")
     op = make_operator(node, tables)
-    return _Host(op, [_build(i, tables, clocks) for i in node.inputs()], type(node).__name__.lower())
+    return _Host(op, [_build(i, tables, clocks) for i in stream_inputs(node)], type(node).__name__.lower())
 
 
 class LocalQuery:

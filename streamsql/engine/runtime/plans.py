@@ -22,11 +22,32 @@ from .. import time as T
 
 def make_operator(node: Node, tables) -> Operator:
     """The operator instance for a stateful plan node (same class in both runtimes)."""
-    from ..plan import Aggregate
+    from ..plan import Aggregate, Window
     if isinstance(node, Aggregate):
         from ..operators.aggregate import AggregateOp
         return AggregateOp(node)
+    if isinstance(node, Window):
+        from ..operators.window import WindowOp
+        return WindowOp(node)
+    from ..plan import Join, TableScan
+    if isinstance(node, Join):
+        from ..operators.join import JoinOp, LookupJoinOp
+        for side, other in ((0, node.right), (1, node.left)):
+            if isinstance(other, TableScan):
+                t = tables.get(other.table)
+                rows = list(t.rows) if t is not None else []
+                return LookupJoinOp(node, rows, side)
+        return JoinOp(node)
     raise SqlError(f"{type(node).__name__} is not supported by this version of the engine yet")
+
+
+def stream_inputs(node: Node) -> list[Node]:
+    """The inputs an operator receives events from (a stream-table join has one: the table is
+    looked up, not streamed)."""
+    from ..plan import Join, TableScan
+    if isinstance(node, Join):
+        return [i for i in (node.left, node.right) if not isinstance(i, TableScan)]
+    return node.inputs()
 
 
 # --------------------------------------------------------------------------- normalize
@@ -57,7 +78,7 @@ def normalize(node: Node) -> Node:
             return Union([normalize(_with_input(node, i)) for i in child.inputs_], node.fields)
         return _with_input(node, child)
     for attr in ("input", "left", "right"):
-        if hasattr(node, attr):
+        if hasattr(node, attr) and getattr(node, attr).is_stream:
             setattr(node, attr, normalize(getattr(node, attr)))
     return node
 
@@ -122,7 +143,7 @@ def build_stages(root: Node) -> list[Stage]:
         return StageInput([lf], [], list(n.fields))
 
     def stage_of(n: Node) -> int:
-        ins = [stage_input(i) for i in n.inputs()]
+        ins = [stage_input(i) for i in stream_inputs(n)]
         st = Stage(len(stages), n, ins)
         stages.append(st)
         return st.index

@@ -17,7 +17,7 @@ from pathlib import Path
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
 from ...types import spark_type_ddl
-from ..plans import build_stages, make_operator, normalize
+from ..plans import build_stages, make_operator, normalize, stream_inputs
 from .frames import value_col
 from .inputs import InputSpec, LeafSpec
 from .sink import Sink
@@ -63,8 +63,13 @@ def partition_exprs(node) -> list[list[Expr]]:
                   and all(any(repr(e) == repr(x) for x in s.partition_by) for s in specs)]
         return [common]
     if isinstance(node, Join):
+        from ...plan import TableScan
+        if isinstance(node.right, TableScan):
+            return [[l for l, _r in node.equi]]
+        if isinstance(node.left, TableScan):
+            return [[r for _l, r in node.equi]]
         return [[l for l, _r in node.equi], [r for _l, r in node.equi]]
-    return [[] for _ in node.inputs()]
+    return [[] for _ in stream_inputs(node)]
 
 
 _STD = ["ev", "inp", "leaf", "seq", "sub", "T", "Tup", "tie", "ort", "blob", "up"]

@@ -1,0 +1,193 @@
+"""Window joins of two streams, and stream-table lookups (SEMANTICS.md 3.5).
+
+Side ``i`` has a window ``[T - p_i, T + f_i]`` around the base time T; its row at ``r`` is in its
+window for base times ``[r - f_i, r + p_i]``. Two rows match when the condition holds and those
+intervals overlap; the pair is stamped ``max(r_0 - f_0, r_1 - f_1)``. A row of an outer side
+that never matched is unmatched once the other side's clock minus its ``f`` passes ``r + p_i``;
+it is stamped ``r + p_i``. A row is kept only while some future row of the other side could
+still overlap it, which (rows arriving in rowtime order) makes each side's memory a queue.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ..expr import compile_expr
+from ..plan import Join, JoinWindow
+from .base import INF, Candidate, Operator, encode_ints
+
+
+class _Kept:
+    __slots__ = ("r", "arrival", "row", "key", "matched")
+
+    def __init__(self, r, arrival, row, key):
+        self.r, self.arrival, self.row, self.key, self.matched = r, arrival, row, key, False
+
+
+class JoinOp(Operator):
+    """Stream-stream window join. Inputs: 0 = left, 1 = right."""
+
+    n_inputs = 2
+    n_params = 4          # A0, A1 (earliest r - f of kept rows), U0, U1 (earliest r + p unmatched)
+    _transient = ("key_fns", "residual_fn")
+
+    def __init__(self, node: Join):
+        self.node = node
+        lw = node.left_window or JoinWindow()
+        rw = node.right_window or JoinWindow()
+        self.p = (lw.preceding, rw.preceding)
+        self.f = (lw.following, rw.following)
+        self.outer = (node.kind in ("LEFT", "FULL"), node.kind in ("RIGHT", "FULL"))
+        self.width = (len(node.left.fields), len(node.right.fields))
+        self.kept = (deque(), deque())                 # per side, in rowtime order
+        self.by_key = ({}, {})                         # per side: key -> deque of _Kept
+        self.unmatched = (deque(), deque())            # outer sides: kept rows not matched yet
+        self.discovered = 0
+        self._compile()
+
+    def _compile(self):
+        self.key_fns = ([compile_expr(l) for l, _ in self.node.equi], [compile_expr(r) for _, r in self.node.equi])
+        self.residual_fn = compile_expr(self.node.residual) if self.node.residual is not None else None
+
+    # ------------------------------------------------------------------ rows
+
+    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        i, j = ch, 1 - ch
+        key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
+        out = []
+        me = _Kept(rowtime, arrival, row, key)
+        if None not in key:
+            for other in self.by_key[j].get(key, ()):
+                if not self._overlap(i, rowtime, j, other.r):
+                    continue
+                l, r = (me, other) if i == 0 else (other, me)
+                if self.residual_fn is not None:
+                    if self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r)) is not True:
+                        continue
+                me.matched = True
+                other.matched = True
+                stamp = max(l.r - self.f[0], r.r - self.f[1])
+                out.append(Candidate(stamp, encode_ints(seq, 0) + me.arrival + other.arrival,
+                                     tuple(l.row) + tuple(r.row)))
+        # keep the row while a future row of the other side could overlap it
+        if clocks[j] - self.f[j] <= rowtime + self.p[i]:
+            self.kept[i].append(me)
+            if None not in key:
+                self.by_key[i].setdefault(key, deque()).append(me)
+            if self.outer[i] and not me.matched:
+                self.unmatched[i].append(me)
+        elif self.outer[i] and not me.matched:
+            out.append(self._unmatched(i, me, seq))
+        return out
+
+    def _overlap(self, i, ri, j, rj) -> bool:
+        return ri - self.f[i] <= rj + self.p[j] and rj - self.f[j] <= ri + self.p[i]
+
+    def _unmatched(self, i: int, k: _Kept, seq: int) -> Candidate:
+        nulls = (None,) * self.width[1 - i]
+        row = tuple(k.row) + nulls if i == 0 else nulls + tuple(k.row)
+        return Candidate(k.r + self.p[i], encode_ints(seq, 1) + k.arrival, row)
+
+    # ------------------------------------------------------------------ clocks
+
+    def on_clocks(self, seq, clocks):
+        out = []
+        for i in (0, 1):
+            j = 1 - i
+            limit = clocks[j] - self.f[j]
+            q = self.kept[i]
+            while q and limit > q[0].r + self.p[i]:
+                k = q.popleft()
+                if None not in k.key:
+                    lst = self.by_key[i][k.key]
+                    lst.popleft()
+                    if not lst:
+                        del self.by_key[i][k.key]
+                if self.outer[i] and not k.matched:
+                    out.append(self._unmatched(i, k, seq))
+            u = self.unmatched[i]
+            while u and (u[0].matched or limit > u[0].r + self.p[i]):
+                u.popleft()
+        return out
+
+    def wakeups(self):
+        w = [INF, INF]
+        for i in (0, 1):
+            j = 1 - i
+            if self.kept[i]:
+                w[j] = min(w[j], self.kept[i][0].r + self.p[i] + self.f[j] + 1)
+        return tuple(w)
+
+    # ------------------------------------------------------------------ bound
+
+    def bound_params(self):
+        a = tuple(self.kept[i][0].r - self.f[i] if self.kept[i] else INF for i in (0, 1))
+        u = []
+        for i in (0, 1):
+            q = self.unmatched[i]
+            while q and q[0].matched:
+                q.popleft()
+            u.append(q[0].r + self.p[i] if q else INF)
+        return a + tuple(u)
+
+    def bound_eval(self, params, clocks):
+        c0 = clocks[:, 0] - self.f[0]
+        c1 = clocks[:, 1] - self.f[1]
+        terms = [np.maximum(params[:, 0], c1), np.maximum(params[:, 1], c0), np.maximum(c0, c1),
+                 params[:, 2], params[:, 3]]
+        if self.outer[0]:
+            terms.append(clocks[:, 0] + self.p[0])
+        if self.outer[1]:
+            terms.append(clocks[:, 1] + self.p[1])
+        return np.minimum.reduce(terms)
+
+    def state_size(self) -> int:
+        return len(self.kept[0]) + len(self.kept[1])
+
+    def describe_state(self) -> dict:
+        return {"kept": [[k.r for k in list(self.kept[i])[:50]] for i in (0, 1)],
+                "windows": [{"preceding": self.p[i], "following": self.f[i]} for i in (0, 1)]}
+
+
+class LookupJoinOp(Operator):
+    """A stream joined with a table: each stream row looks the table up when it arrives and is
+    released at once, stamped with its own rowtime (LEFT: unmatched rows too, with NULLs)."""
+
+    n_inputs = 1
+    _transient = ("stream_key", "residual_fn", "index")
+
+    def __init__(self, node: Join, table_rows: list[tuple], stream_side: int):
+        self.node = node
+        self.side = stream_side
+        self.rows = list(table_rows)
+        self.preserve = (node.kind in ("LEFT", "FULL")) if stream_side == 0 else (node.kind in ("RIGHT", "FULL"))
+        self.width_table = len((node.right if stream_side == 0 else node.left).fields)
+        self._compile()
+
+    def _compile(self):
+        s = self.side
+        self.stream_key = [compile_expr(p[s]) for p in self.node.equi]
+        table_key = [compile_expr(p[1 - s]) for p in self.node.equi]
+        self.residual_fn = compile_expr(self.node.residual) if self.node.residual is not None else None
+        self.index = {}
+        for r in self.rows:
+            k = tuple(f(r, (0,)) for f in table_key)
+            if None not in k:
+                self.index.setdefault(k, []).append(r)
+
+    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        key = tuple(f(row, (rowtime,)) for f in self.stream_key)
+        out = []
+        n = 0
+        if None not in key:
+            for t in self.index.get(key, ()):
+                combined = tuple(row) + tuple(t) if self.side == 0 else tuple(t) + tuple(row)
+                if self.residual_fn is not None and self.residual_fn(combined, (rowtime, rowtime)) is not True:
+                    continue
+                out.append(Candidate(rowtime, arrival + encode_ints(n), combined))
+                n += 1
+        if not out and self.preserve:
+            nulls = (None,) * self.width_table
+            out.append(Candidate(rowtime, arrival, tuple(row) + nulls if self.side == 0 else nulls + tuple(row)))
+        return out
