@@ -9,7 +9,8 @@ Extensions (all hooks of sqlglot's parser, no second parser):
   in either order, frames with the positions of PRECEDING/FOLLOWING, and windows on FROM items
   (``Orders OVER (RANGE ...) AS o``);
 - ``ORDER BY ... WITHIN interval`` (T-sort);
-- CREATE [OR REPLACE] STREAM / FOREIGN STREAM / TABLE / VIEW / PUMP, DROP, ALTER PUMP.
+- CREATE [OR REPLACE] STREAM / FOREIGN STREAM / TABLE / VIEW / PUMP, DROP, ALTER PUMP
+  (:mod:`.ddl_parser`).
 Every node the parser builds records the character offsets of its first and last token
 (``pos_s``/``pos_e`` in its meta) so the analyzer can point at it.
 """
@@ -18,13 +19,14 @@ from __future__ import annotations
 import functools
 import types
 
-from sqlglot import exp, parser as sqlglot_parser
+from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.parsers.base import BaseParser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from . import nodes as N
+from .ddl_parser import DdlRules
 from .script import skip_blank
 from .source import Source, start_of
 
@@ -34,7 +36,9 @@ class ParseFailure(ParseError):
     speculative parsing still backtracks over it)."""
 
     def __init__(self, message: str, offset: int | None):
-        super().__init__(message)
+        super().__init__(message, [{"description": message, "line": None, "col": None,
+                                    "start_context": None, "highlight": None, "end_context": None,
+                                    "into_expression": None}])
         self.message = message
         self.offset = offset
 
@@ -69,7 +73,7 @@ _NOT_STREAM_FOLLOWERS = {TokenType.COMMA, TokenType.FROM, TokenType.DOT, TokenTy
                          TokenType.R_PAREN}
 
 
-class StreamParser(BaseParser):
+class StreamParser(DdlRules, BaseParser):
     FUNCTION_PARSERS = {
         **BaseParser.FUNCTION_PARSERS,
         "STEP": lambda self: self._parse_step(),
@@ -129,6 +133,10 @@ class StreamParser(BaseParser):
         if not self._match_text_seq("BY"):
             self.fail("Syntax error: expected STEP(<timestamp> BY <interval>)")
         return self.expression(N.Step(this=this, expression=self._parse_bitwise()))
+
+    def _parse_ceil_floor(self, expr_type):
+        """sqlglot's FLOOR/CEIL (with ``TO unit``), validated like other nodes."""
+        return self.expression(super()._parse_ceil_floor(expr_type))
 
     # ------------------------------------------------------------------ windows
     def _parse_window(self, this, alias: bool = False):
@@ -228,6 +236,23 @@ class StreamParser(BaseParser):
                                window=window)
         return self.expression(node)
 
+    # ------------------------------------------------------------------ intervals
+    _SPANS = {("YEAR", "MONTH"), ("DAY", "HOUR"), ("DAY", "MINUTE"), ("DAY", "SECOND"),
+              ("HOUR", "MINUTE"), ("HOUR", "SECOND"), ("MINUTE", "SECOND")}
+
+    def _parse_interval_span(self, this, parse_function_unit: bool = True):
+        """Take ``unit TO unit`` only when it is a valid qualifier, so that
+        ``FLOOR(ts + INTERVAL '30' MINUTE TO DAY)`` keeps its TO for FLOOR."""
+        after = self._tokens[self._index + 2] if self._index + 2 < len(self._tokens) else None
+        span = (self._curr.text.upper().rstrip("S"), after.text.upper().rstrip("S") if after else "")
+        if self._next.text.upper() == "TO" and span not in self._SPANS:
+            self.INTERVAL_SPANS = False
+            try:
+                return super()._parse_interval_span(this, parse_function_unit)
+            finally:
+                del self.INTERVAL_SPANS
+        return super()._parse_interval_span(this, parse_function_unit)
+
     # ------------------------------------------------------------------ ORDER BY
     def _parse_order(self, this=None, skip_order_token: bool = False):
         node = super()._parse_order(this, skip_order_token)
@@ -245,192 +270,13 @@ class StreamParser(BaseParser):
                 node.meta["explicit_nulls"] = b.text.upper()
         return node
 
-    # ------------------------------------------------------------------ DDL
-    def _parse_name(self, what: str):
-        tok = self._curr
-        name = self._parse_id_var(any_token=False)
-        if name is None:
-            self.fail(f"Syntax error: expected a {what} name", tok)
-        if self._curr.token_type == TokenType.DOT:
-            self.fail(f"Schema-qualified names are not supported ({what} names are single identifiers)", tok)
-        return name
-
-    def _parse_description(self):
-        if self._match_text_seq("DESCRIPTION"):
-            s = self._parse_string()
-            if s is None:
-                self.fail("Syntax error: expected a string after DESCRIPTION")
-            return s
-        return None
-
-    def _parse_stream_create(self):
-        create = self._prev
-        replace = self._match_text_seq("OR", "REPLACE")
-        if self._match_text_seq("FOREIGN"):
-            if not self._match_text_seq("STREAM"):
-                self.fail("Unsupported statement: only CREATE FOREIGN STREAM is supported", create)
-            return self._parse_create_stream("FOREIGN STREAM", replace)
-        if self._match_text_seq("STREAM"):
-            return self._parse_create_stream("STREAM", replace)
-        if self._match(TokenType.TABLE):
-            return self._parse_create_stream("TABLE", replace)
-        if self._match(TokenType.VIEW):
-            return self._parse_create_view(replace)
-        if self._match_text_seq("PUMP"):
-            return self._parse_create_pump(replace)
-        what = self._curr.text.upper() if self._curr else ""
-        self.fail(f"Unsupported statement: CREATE {what}".rstrip()
-                  + " (supported: CREATE [OR REPLACE] STREAM, FOREIGN STREAM, TABLE, VIEW, PUMP)",
-                  create)
-
-    def _parse_create_stream(self, kind: str, replace: bool):
-        name = self._parse_name("table" if kind == "TABLE" else "stream")
-        if not self._match(TokenType.L_PAREN):
-            self.fail("Syntax error: expected '(' and a column list")
-        columns = self._parse_csv(self._parse_column_definition)
-        if not self._match(TokenType.R_PAREN):
-            self.raise_error("Expecting )")
-        server = options = description = None
-        while True:
-            if kind == "FOREIGN STREAM" and server is None and self._match_text_seq("SERVER"):
-                server = self._parse_name("server")
-            elif kind == "FOREIGN STREAM" and options is None and self._match_text_seq("OPTIONS"):
-                options = self._parse_options()
-            elif description is None and self._curr.text.upper() == "DESCRIPTION":
-                description = self._parse_description()
-            else:
-                break
-        if kind == "FOREIGN STREAM" and server is None:
-            self.fail("Syntax error: a FOREIGN STREAM needs SERVER <name> [OPTIONS (...)]")
-        return self.expression(N.CreateStreamStatement(
-            this=name, kind=kind, columns=columns, replace=replace, server=server,
-            options=options, description=description))
-
-    def _parse_column_definition(self):
-        name = self._parse_id_var(any_token=True)
-        if name is None:
-            self.fail("Syntax error: expected a column name")
-        type_tok = self._curr
-        if not type_tok or type_tok.token_type in (TokenType.COMMA, TokenType.R_PAREN, TokenType.L_PAREN):
-            self.fail(f"Syntax error: expected a type for column '{name.name}'")
-        self._advance()
-        params = []
-        if self._match(TokenType.L_PAREN):
-            params = self._parse_csv(self._parse_number)
-            if not self._match(TokenType.R_PAREN):
-                self.raise_error("Expecting )")
-        not_null = False
-        if self._match_text_seq("NOT", "NULL"):
-            not_null = True
-        else:
-            self._match(TokenType.NULL)
-        node = N.ColumnDefinition(this=name, type=type_tok.text, params=params, not_null=not_null)
-        node.meta["type_pos"] = type_tok.start
-        return self.expression(node)
-
-    def _parse_options(self):
-        if not self._match(TokenType.L_PAREN):
-            self.fail("Syntax error: expected '(' after OPTIONS")
-
-        def option():
-            key = self._parse_id_var(any_token=True)
-            if key is None:
-                self.fail("Syntax error: expected an option name")
-            value = self._parse_string() or self._parse_number()
-            if value is None:
-                self.fail(f"Syntax error: expected a value for option {key.name}")
-            return self.expression(N.Option(this=key, value=value))
-
-        options = self._parse_csv(option)
-        if not self._match(TokenType.R_PAREN):
-            self.raise_error("Expecting )")
-        return options
-
-    def _parse_query_text(self):
-        """A query (SELECT, WITH, VALUES, set operations) and its offsets in the text."""
-        first = self._curr
-        if not first:
-            self.fail("Syntax error: expected a query")
-        query = self._parse_select(nested=True, parse_subquery_alias=False)
-        if query is None:
-            self.fail("Syntax error: expected a query (SELECT ...)", first)
-        return query, first.start, self._prev.end
-
-    def _parse_create_view(self, replace: bool):
-        name = self._parse_name("view")
-        columns = None
-        if self._curr.token_type == TokenType.L_PAREN:
-            columns = self._parse_wrapped_csv(lambda: self._parse_id_var(any_token=True))
-        description = self._parse_description()
-        if not self._match(TokenType.ALIAS):
-            self.fail("Syntax error: expected AS and the view's query")
-        query, start, end = self._parse_query_text()
-        node = N.CreateViewStatement(this=name, columns=columns, query=query, replace=replace,
-                                     description=description)
-        node.meta.update(body_start=start, body_end=end)
-        return self.expression(node)
-
-    def _parse_create_pump(self, replace: bool):
-        name = self._parse_name("pump")
-        started = True
-        if self._match_text_seq("STARTED"):
-            started = True
-        elif self._match_text_seq("STOPPED"):
-            started = False
-        description = self._parse_description()
-        if not (self._match(TokenType.ALIAS) and self._match(TokenType.INSERT)
-                and self._match(TokenType.INTO)):
-            self.fail("Syntax error: expected AS INSERT INTO <stream> SELECT STREAM ...")
-        target = self._parse_name("stream")
-        columns = None
-        if self._curr.token_type == TokenType.L_PAREN and self._next.token_type not in (
-                TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN):
-            columns = self._parse_wrapped_csv(lambda: self._parse_id_var(any_token=True))
-        query, start, end = self._parse_query_text()
-        node = N.CreatePumpStatement(this=name, target=target, columns=columns, query=query,
-                                     replace=replace, started=started, description=description)
-        node.meta.update(body_start=start, body_end=end)
-        return self.expression(node)
-
-    def _parse_stream_drop(self):
-        drop = self._prev
-        foreign = self._match_text_seq("FOREIGN")
-        kind = self._curr.text.upper() if self._curr else ""
-        if kind not in ("STREAM", "TABLE", "VIEW", "PUMP") or (foreign and kind != "STREAM"):
-            self.fail("Unsupported statement: DROP " + ("FOREIGN " if foreign else "") + kind
-                      + " (supported: DROP STREAM, TABLE, VIEW, PUMP [IF EXISTS] name)", drop)
-        self._advance()
-        exists = self._match_text_seq("IF", "EXISTS")
-        name = self._parse_name(kind.lower())
-        return self.expression(N.DropStatement(this=name, kind=kind, exists=exists))
-
-    def _parse_alter_pump(self):
-        alter = self._prev
-        if not self._match_text_seq("PUMP"):
-            self.fail("Unsupported statement: only ALTER PUMP ... START|STOP is supported", alter)
-        names = []
-        while True:
-            tok = self._curr
-            name = self._parse_id_var(any_token=False)
-            if name is None:
-                self.fail("Syntax error: expected a pump name", tok)
-            if self._match(TokenType.DOT):
-                if not self._match(TokenType.STAR):
-                    self.fail("Syntax error: expected <schema>.* or a pump name", tok)
-                name = self.expression(exp.Column(this=exp.Star(), table=name))
-            names.append(name)
-            if not self._match(TokenType.COMMA):
-                break
-        if not self._match_texts(("START", "STOP")):
-            self.fail("Syntax error: expected START or STOP")
-        return self.expression(N.AlterPumpStatement(expressions=names, action=self._prev.text.upper()))
 
 
 def _wrap_all(cls) -> None:
     """Wrap every ``_parse_*`` method once, taking the most derived definition."""
     seen = set()
     for klass in cls.__mro__:
-        if not issubclass(klass, sqlglot_parser.Parser):
+        if klass is object:
             continue
         for name, fn in vars(klass).items():
             if name in seen or not name.startswith("_parse_") or not isinstance(fn, types.FunctionType):

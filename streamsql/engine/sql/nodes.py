@@ -63,7 +63,7 @@ class StreamOrder(exp.Order):
 
 class ColumnDefinition(exp.Expression):
     """``name type [NOT NULL]`` in CREATE STREAM/TABLE; ``type`` is the type's text."""
-    arg_types = {"this": True, "type": True, "args": False, "not_null": False}
+    arg_types = {"this": True, "type": True, "params": False, "not_null": False}
 
 
 class CreateStreamStatement(exp.Expression):
