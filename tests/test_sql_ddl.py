@@ -48,10 +48,10 @@ def test_create_stream_rejects_rowtime_duplicates_and_bad_types():
 
 def test_create_stream_that_exists():
     e = error("CREATE STREAM Orders (a INTEGER)")
-    assert e.message == "Stream 'ORDERS' already exists" and where(e) == (1, 15)
+    assert e.message == "Stream 'ORDERS' already exists; use CREATE OR REPLACE STREAM" and where(e) == (1, 15)
     assert analyze("CREATE OR REPLACE STREAM Orders (a INTEGER)", sample_catalog()).or_replace
     e = error("CREATE OR REPLACE STREAM Products (a INTEGER)")
-    assert e.message == "'PRODUCTS' is a table; CREATE OR REPLACE STREAM cannot replace it"
+    assert e.message == "Cannot replace table 'PRODUCTS' with a stream"
 
 
 def test_create_foreign_stream():
@@ -188,7 +188,7 @@ def test_create_pump_checks_columns():
     e = error("CREATE PUMP pmp AS INSERT INTO Products SELECT STREAM productId, ticker FROM Orders", c)
     assert e.message == "A pump inserts into a stream; 'PRODUCTS' is a table"
     e = error("CREATE PUMP OldPump AS INSERT INTO P SELECT STREAM ticker FROM Orders", c)
-    assert e.message == "Pump 'OLDPUMP' already exists"
+    assert e.message == "Pump 'OLDPUMP' already exists; use CREATE OR REPLACE PUMP"
 
 
 def test_alter_pump():

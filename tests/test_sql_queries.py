@@ -339,3 +339,39 @@ def test_streams_and_tables_are_listed_in_query_order_through_views():
     q = query("SELECT STREAM o.ticker FROM V AS t JOIN Orders OVER (RANGE CURRENT ROW) AS o ON o.orderId = t.orderId "
               "JOIN Products AS p ON p.productId = o.productId", c)
     assert q.streams == ["TRADES", "ORDERS"] and q.tables == ["PRODUCTS"]
+
+
+# --------------------------------------------------------------------------- relations
+
+def test_values_and_selects_without_from_are_relations():
+    q = query("VALUES (1, 'a'), (2.5, 'bb')")
+    assert isinstance(q.root, P.Values) and not q.is_stream
+    assert [str(f.type) for f in q.columns] == ["DECIMAL(11,1) NOT NULL", "VARCHAR(2) NOT NULL"]
+    assert [str(v) for v in q.root.rows[0]] == ["1.0", "a"]
+    q = query("SELECT a + 1 AS b FROM (VALUES (1), (2)) AS v (a)")
+    assert names(q.columns) == ["B"] and chain(q.root) == ["Project", "Values"]
+    assert names(q.root.input.fields) == ["A"]
+    q = query("SELECT 1 + 1, 'x' || 2")
+    assert chain(q.root) == ["Project", "Values"] and q.root.input.rows == [()]
+
+
+def test_subquery_alias_renames_columns():
+    q = query("SELECT STREAM a, b FROM (SELECT STREAM ticker, units FROM Orders) AS s (a, b) WHERE s.b > 1")
+    assert names(q.columns) == ["A", "B"]
+    renamed = q.root.input.input
+    assert isinstance(renamed, P.Project) and names(renamed.fields) == ["A", "B"]
+
+
+def test_with_items_shadow_catalog_names_and_work_with_union():
+    q = query("WITH Products AS (SELECT STREAM productId, ticker AS name FROM Orders)\n"
+              "SELECT STREAM name FROM Products UNION ALL SELECT STREAM name FROM P")
+    assert q.is_stream and isinstance(q.root, P.Union) and q.tables == [] and q.streams == ["ORDERS", "P"]
+
+
+def test_relational_aggregate_without_group_by_and_limits():
+    q = query("SELECT COUNT(*), MAX(name) FROM Products HAVING COUNT(*) > 0")
+    assert chain(q.root) == ["Project", "Filter", "Aggregate", "TableScan"]
+    assert q.root.input.input.keys == [] and q.root.input.input.time_key is None
+    assert error("SELECT name FROM Products LIMIT 3").message == "LIMIT, OFFSET and FETCH are not supported"
+    assert error("SELECT name FROM Products ORDER BY 2").message == \
+        "ORDER BY position 2 is not in the select list (1 to 1)"

@@ -141,7 +141,7 @@ class Aggregate(Node):
     the first time a key combination appears within the current value of ``time_key``."""
     input: Node
     keys: list[Expr]
-    time_key: int
+    time_key: int | None          # None in a relational GROUP BY (no time key needed)
     aggs: list[AggCall]
     fields: list[Field]
     stamp: Expr | None = None
@@ -276,6 +276,7 @@ class CreateStream(Statement):
     foreign: dict[str, Any] | None = None   # FOREIGN STREAM: {"server": ..., "options": {...}}
     sql: str = ""
     position: Position | None = None
+    description: str | None = None
 
 
 @dataclass(eq=False)
@@ -295,6 +296,7 @@ class CreateView(Statement):
     or_replace: bool = False
     sql: str = ""
     position: Position | None = None
+    description: str | None = None
 
 
 @dataclass(eq=False)
@@ -335,6 +337,7 @@ class CreatePump(Statement):
     or_replace: bool = False
     sql: str = ""
     position: Position | None = None
+    description: str | None = None
 
 
 @dataclass(eq=False)

@@ -56,11 +56,12 @@ def _check_new_name(name: str, kind: str, replace_: bool, env: Env, at) -> None:
     info = env.catalog.resolve(name)
     if info is None:
         return
-    existing = _kind_of(info)
+    existing = _kind_of(info)    # same wording as the catalog's own check, but positioned
     if not replace_:
-        raise env.source.error(f"{existing.capitalize()} '{name}' already exists", at)
-    if existing != kind and not (kind == "stream" and existing == "stream"):
-        raise env.source.error(f"'{name}' is a {existing}; CREATE OR REPLACE {kind.upper()} cannot replace it", at)
+        raise env.source.error(f"{existing.title()} '{name}' already exists"
+                               + ("" if existing != kind else f"; use CREATE OR REPLACE {kind.upper()}"), at)
+    if existing != kind:
+        raise env.source.error(f"Cannot replace {existing} '{name}' with a {kind}", at)
 
 
 # --------------------------------------------------------------------------- CREATE STREAM / TABLE

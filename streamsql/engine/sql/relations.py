@@ -20,7 +20,7 @@ from ..types import BOOLEAN, ROWTIME_TYPE
 from . import nodes as N
 from .context import RELATIONAL, Env, Origin, QueryResult
 from .expressions import Ctx, cast, constant_value, require_boolean, tname, translate, unify
-from .names import ROWTIME, Rel, Scope, canonical
+from .names import ROWTIME, NotAName, Rel, Scope, canonical
 from .source import Source, start_of
 from .windows import join_window
 
@@ -115,6 +115,8 @@ def _view_item(info: ViewInfo, ast: exp.Table, alias: str, env: Env, mode: str) 
         body_ast = parse(body)
         view_env = Env(env.catalog, body, env.reads, {}, env.views + (name,))
         return plan_query(body_ast, view_env, mode, info.column_names)
+    except NotAName:
+        raise env.source.error(f"Syntax error in the body of view '{name}'", ast) from None
     except SqlError as e:
         if "(in view " in e.message or "is defined in terms of itself" in e.message:
             raise env.source.error(e.message, ast) from None
