@@ -1,0 +1,24 @@
+"""streamsql: a Jupyter workbench for streaming SQL with exact rowtime-bound semantics, on Spark.
+
+    import streamsql
+    wb = streamsql.Workbench("my-workspace")          # engine="spark" (default) or "local"
+    wb.execute("CREATE STREAM Orders (ticker VARCHAR(10), amount INTEGER)")
+    q = wb.query("SELECT STREAM ROWTIME, ticker FROM Orders WHERE amount > 10")
+    wb.insert("Orders", {"ticker": "ORCL", "amount": 20}, rowtime="2006-10-10 10:00:00")
+    q.wait().rows
+
+In a notebook: ``%load_ext streamsql`` and ``%%streamsql``.
+"""
+from .engine.catalog import Event, Outcome
+from .engine.errors import EventError, LateRowError, SqlError, StreamSqlError
+from .engine.workbench import ContinuousQuery, Workbench
+
+__all__ = ["Workbench", "ContinuousQuery", "Event", "Outcome", "SqlError", "EventError", "LateRowError",
+           "StreamSqlError"]
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext streamsql`` registers the ``%%streamsql`` / ``%streamsql`` magics."""
+    from .magics import load_ipython_extension as _load
+    _load(ipython)

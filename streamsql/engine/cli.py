@@ -61,7 +61,7 @@ def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds:
            batch: int | None = None, buckets: int = 1, workspace: str | None = None, fmt: str = "jsonl",
            out=sys.stdout) -> int:
     from .workbench import Workbench
-    with Workbench(workspace, engine=engine, buckets=buckets, batch_events=batch) as wb:
+    with Workbench(workspace, engine=engine, buckets=buckets, batch_events=batch, trace=False) as wb:
         results = wb.execute(sql_text)
         queries = [r.query for r in results if r.query is not None]
         if len(queries) != 1:

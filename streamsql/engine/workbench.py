@@ -135,12 +135,13 @@ class Workbench:
 
     ``engine`` is ``"spark"`` (the product: PySpark on ``master``, default ``local[*]``) or
     ``"local"`` (in-process, for tests and as the oracle). ``buckets`` spreads every stateful
-    operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch.
+    operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch;
+    ``trace=False`` skips the per-event operator trace (for bulk replays).
     """
 
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
-                 durable: bool = True, spark_conf: dict | None = None):
+                 durable: bool = True, spark_conf: dict | None = None, trace: bool = True):
         if engine not in ("spark", "local"):
             raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
         self._tmp = None
@@ -156,6 +157,8 @@ class Workbench:
         self.spark_conf = dict(spark_conf or {})
         self.log = EventLog(self.path, durable=durable)
         self.durable = durable
+        #: keep a per-event trace of every query (operator presents, held rows and why)
+        self.trace = trace
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
         self._lock = threading.RLock()

@@ -84,6 +84,10 @@ class Operator:
         c = np.asarray([clocks], dtype=np.int64)
         return int(self.bound_eval(p, c)[0])
 
+    def explain_bound(self, clocks: Sequence[int], names: Sequence[str]) -> str | None:
+        """Why ``F`` is where it is, in words, for the trace ("why is this row held")."""
+        return None
+
     # state that the trace shows (open windows, retained rows); optional
     def describe_state(self) -> dict:
         return {}

@@ -142,6 +142,30 @@ class JoinOp(Operator):
             terms.append(clocks[:, 1] + self.p[1])
         return np.minimum.reduce(terms)
 
+    def explain_bound(self, clocks, names):
+        from .. import time as T
+        fmt = T.format_timestamp
+        c = [clocks[0] - self.f[0], clocks[1] - self.f[1]]
+        terms = []
+        for i in (0, 1):
+            j = 1 - i
+            if self.kept[i]:
+                k = self.kept[i][0]
+                terms.append((max(k.r - self.f[i], c[j]),
+                              f"the {names[i]} row at {fmt(k.r)} could still match a {names[j]} row until the "
+                              f"{names[j]} clock passes {fmt(k.r + self.p[i] + self.f[j])}"))
+        terms.append((max(c[0], c[1]), f"a later {names[0]} row and a later {names[1]} row could still match"))
+        for i in (0, 1):
+            q = [k for k in self.unmatched[i] if not k.matched]
+            if q:
+                terms.append((q[0].r + self.p[i],
+                              f"the unmatched {names[i]} row at {fmt(q[0].r)} is released when the "
+                              f"{names[1 - i]} clock passes {fmt(q[0].r + self.p[i] + self.f[1 - i])}"))
+            if self.outer[i]:
+                terms.append((clocks[i] + self.p[i], f"a later {names[i]} row could still be unmatched"))
+        v, why = min(terms, key=lambda t: t[0])
+        return f"{why} (could still produce a row stamped {fmt(v)})"
+
     def state_size(self) -> int:
         return len(self.kept[0]) + len(self.kept[1])
 

@@ -26,6 +26,9 @@ class _Node:
     clock: int = T.NO_TIME
     name: str = ""
 
+    def label(self) -> str:
+        return self.name
+
     def step(self, seq: int, feed: dict[str, list[LogEntry]]) -> Rows:
         raise NotImplementedError
 
@@ -36,7 +39,7 @@ class _Node:
 class _Scan(_Node):
     def __init__(self, stream: str, clock: int = T.NO_TIME):
         self.stream = stream
-        self.name = f"scan {stream}"
+        self.name = stream
         self.clock = clock
 
     def step(self, seq, feed):
@@ -66,6 +69,9 @@ class _RowFn(_Node):
     def trace(self):
         return self.child.trace()
 
+    def label(self) -> str:
+        return self.child.label()
+
 
 class _Host(_Node):
     """Hosts a stateful operator and applies the release rule after every event."""
@@ -77,10 +83,12 @@ class _Host(_Node):
         self.pending: list[Candidate] = []
         self.present = T.NO_TIME
         self.future = T.NO_TIME
+        self.clocks: list[int] = [T.NO_TIME] * len(children)
 
     def step(self, seq, feed):
         inputs = [c.step(seq, feed) for c in self.children]
         clocks = [c.clock for c in self.children]
+        self.clocks = clocks
         cands: list[Candidate] = []
         for ch, rows in enumerate(inputs):
             for rt, arr, row in rows:
@@ -100,9 +108,29 @@ class _Host(_Node):
         return [(c.stamp, release_arrival(seq, c.stamp, c.tie), c.row) for c in out]
 
     def trace(self):
-        mine = {"operator": self.name, "present": self.present, "bound": self.clock,
-                "held": len(self.pending), "state": self.op.describe_state()}
+        names = [c.label() for c in self.children]
+        held = [{"rowtime": c.stamp, "values": list(c.row), "waits_for": self._waits_for(c, names)}
+                for c in sorted(self.pending, key=lambda c: (c.stamp, c.tie))]
+        mine = {"operator": self.name, "inputs": names, "clocks": list(self.clocks), "present": self.present,
+                "future": self.future, "bound": self.clock, "held": held, "state": self.op.describe_state()}
         return [t for c in self.children for t in c.trace()] + [mine]
+
+    def _waits_for(self, c: Candidate, names: list[str]) -> list[str]:
+        """Why a row is held: which input clock must reach what (SEMANTICS.md 3, rules 1 and 2)."""
+        out = []
+        if c.stamp > self.present:
+            for n, ck in zip(names, self.clocks):
+                if ck < c.stamp:
+                    out.append(f"{n} clock must reach {T.format_timestamp(c.stamp)} "
+                               f"(now {T.format_timestamp(ck) if ck > T.NO_TIME else 'none'})")
+        if c.stamp > self.future:
+            why = self.op.explain_bound(self.clocks, names)
+            out.append(why or f"the {self.name} could still produce a row stamped "
+                              f"{T.format_timestamp(self.future)}")
+        return out
+
+    def label(self) -> str:
+        return self.name
 
 
 def _build(node: Node, tables, clocks) -> _Node:

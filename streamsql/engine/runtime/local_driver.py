@@ -23,16 +23,11 @@ def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, l
         cols = t.to_pydict()
         n = len(d.fields)
         vals = list(zip(*[cols[f"c{i}"] for i in range(n)])) if n else [()] * t.num_rows
-        vals = [_restore_row(v, d.fields) for v in vals]
         for i in range(t.num_rows):
             e = LogEntry(cols["seq"][i], cols["kind"][i], cols["rowtime"][i], cols["clock"][i],
                          vals[i] if cols["kind"][i] == 0 else None)
             by_seq[e.seq].setdefault(s, []).append(e)
     return sorted(by_seq.items())
-
-
-def _restore_row(v: tuple, fields) -> tuple:
-    return v
 
 
 class LocalDriver:
@@ -60,7 +55,8 @@ class LocalDriver:
             if seq <= q.start_seq:
                 continue
             b = lq.process(seq, feed)
-            q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+            if self.wb.trace and any(s in lq.streams for s in feed):
+                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
             out.append(b)
         q._deliver(out)
 

@@ -15,6 +15,7 @@ class SparkDriver:
     def __init__(self, wb):
         self.wb = wb
         self.running: dict[str, tuple] = {}
+        self.shadows: dict = {}
 
     def _spark(self):
         return get_session(self.wb.master, self.wb.spark_conf, log_dir=self.wb.path / "logs",
@@ -36,9 +37,29 @@ class SparkDriver:
 
         handle = sq.start(q._deliver, on_error)
         self.running[q.name] = (q, sq, handle)
+        if self.wb.trace:
+            # the per-operator trace (presents, held rows and why) comes from the local runtime
+            # run alongside: both give the same output, and it sees every event as it happens
+            from ..local import LocalQuery
+            self.shadows[q.name] = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
+            if resume:
+                from ..local_driver import read_feeds
+                self.notify(read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq), self.wb.last_seq,
+                            only=q.name)
 
-    def notify(self, feeds, head: int) -> None:
-        pass  # the source polls the log's HEAD
+    def notify(self, feeds, head: int, only: str | None = None) -> None:
+        # Spark's source polls the log's HEAD; only the trace shadows are fed here
+        for name, lq in self.shadows.items():
+            if only is not None and name != only:
+                continue
+            q = self.running.get(name, (None,))[0]
+            if q is None:
+                continue
+            for seq, feed in feeds:
+                if seq <= q.start_seq or not any(s in lq.streams for s in feed):
+                    continue
+                b = lq.process(seq, feed)
+                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
 
     def wait(self, q, timeout=None) -> None:
         entry = self.running.get(q.name)
@@ -70,6 +91,7 @@ class SparkDriver:
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
     def stop(self, q) -> None:
+        self.shadows.pop(q.name, None)
         entry = self.running.pop(q.name, None)
         if entry:
             entry[2].stop()
