@@ -1,0 +1,144 @@
+"""Helpers shared by the aggregation, window and join tests (no tests here).
+
+Events are written compactly, on the day 2006-10-10 unless a full timestamp is given:
+
+    row("Orders", "10:00", orderId=1, ticker="ORCL")     a row
+    bound("Trades", "10:11")                              a bound (punctuation)
+    bound("Trades", "10:59:59.999", strict=True)          a strict bound
+
+:func:`run` replays them through one query and returns the released rows as
+``(step, "HH:MM[:SS[.fff]]", {column: value})`` and the output bound after every step where it
+changed, so a test compares against a table derived by hand from SEMANTICS.md.
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamsql
+from streamsql.engine import time as T
+from streamsql.engine.catalog import Event
+from streamsql.engine.operators.base import Operator
+
+DAY = "2006-10-10"
+DAY_MS = T.parse_timestamp(f"{DAY} 00:00:00")
+MINUTE = 60_000
+HOUR = 60 * MINUTE
+
+
+def ts(s: str) -> int:
+    """Milliseconds for ``HH:MM[:SS[.fff]]`` on the default day, or a full timestamp."""
+    return T.parse_timestamp(s if "-" in s[:5] else f"{DAY} {s}")
+
+
+def hm(ms: int | None) -> str | None:
+    """The short form of a time on the default day (full timestamp on another day)."""
+    if ms is None:
+        return None
+    s = T.format_timestamp(ms)
+    return s[len(DAY) + 1:] if s.startswith(DAY) else s
+
+
+def row(stream: str, t: str, producer: str | None = None, **values) -> Event:
+    return Event(stream, "row", ts(t), values, producer=producer)
+
+
+def bound(stream: str, t: str, strict: bool = False, producer: str | None = None) -> Event:
+    return Event(stream, "bound", ts(t), strict=strict, producer=producer)
+
+
+@dataclass
+class Run:
+    wb: Any
+    q: Any
+    outcomes: list
+    rows: list = field(default_factory=list)      # (step, "HH:MM", {COL: value})
+    bounds: dict = field(default_factory=dict)    # step -> "HH:MM" output bound after it
+
+    def table(self, *cols: str) -> list[tuple]:
+        """Rows as ``(step, rowtime, col values...)`` for the named columns (case-insensitive)."""
+        out = []
+        for step, rt, vals in self.rows:
+            up = {k.upper(): v for k, v in vals.items()}
+            out.append((step, rt) + tuple(up[c.upper()] for c in cols))
+        return out
+
+    def hosts(self) -> list:
+        return hosts(self.q)
+
+
+def hosts(q) -> list:
+    """The stateful nodes of a local query, bottom-up (``.op`` is the operator)."""
+    out = []
+
+    def walk(n):
+        for c in getattr(n, "children", None) or ([n.child] if hasattr(n, "child") else []):
+            walk(c)
+        if isinstance(getattr(n, "op", None), Operator):
+            out.append(n)
+
+    walk(q.handle.root)
+    return out
+
+
+def op_of(q, cls) -> Operator:
+    ops = [h.op for h in hosts(q) if isinstance(h.op, cls)]
+    assert len(ops) == 1, ops
+    return ops[0]
+
+
+def run(ddl: str, query: str, events: list[Event], *, engine: str = "local", wb=None,
+        **wb_kw) -> Run:
+    """Create the streams/tables of ``ddl``, start ``query``, inject ``events`` (one event per
+    step, in order) and collect what the query released."""
+    own = wb is None
+    if own:
+        wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-test-"), engine=engine, **wb_kw)
+    if ddl.strip():
+        wb.execute(ddl)
+    q = wb.query(query)
+    outcomes = wb.inject(events) if events else []
+    q.wait(timeout=300)
+    first = q.start_seq
+    r = Run(wb, q, outcomes)
+    for o in q.rows:
+        r.rows.append((o.step - first, hm(o.rowtime), dict(zip(q.columns, o.values))))
+    r.bounds = {s - first: hm(b) for s, b in q.bounds.items()}
+    return r
+
+
+def drive(wb, q, events: list[Event]):
+    """Inject more events into a running query; returns the new rows like :func:`run`."""
+    n = len(q.rows)
+    wb.inject(events)
+    q.wait(timeout=300)
+    return [(o.step - q.start_seq, hm(o.rowtime), dict(zip(q.columns, o.values))) for o in q.rows[n:]]
+
+
+def approx_equal(a, b, rel=1e-9, abs_=1e-9) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            return a is b
+        return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=abs_)
+    return a == b
+
+
+def normalize_value(v, digits: int = 6):
+    """A hashable, tolerance-friendly form of a value for multiset comparison."""
+    if v is None:
+        return None
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return round(v, digits)
+    if hasattr(v, "is_finite"):       # Decimal
+        return round(float(v), digits)
+    return v
+
+
+def multiset(rows) -> list:
+    """Sorted list of normalized tuples (a multiset with a stable order)."""
+    norm = [tuple(normalize_value(v) for v in r) for r in rows]
+    return sorted(norm, key=lambda t: tuple((x is None, str(type(x)), x if x is not None else 0) for x in t))
