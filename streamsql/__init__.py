@@ -14,8 +14,15 @@ from .engine.errors import EventError, LateRowError, SqlError, StreamSqlError
 from .engine.workbench import ContinuousQuery, Workbench
 
 __all__ = ["Workbench", "ContinuousQuery", "Event", "Outcome", "SqlError", "EventError", "LateRowError",
-           "StreamSqlError"]
+           "StreamSqlError", "workbench"]
 __version__ = "0.1.0"
+
+
+def workbench(query=None, **kw):
+    """The composed notebook view of a running query (rows, injectors, timeline, step table),
+    or of a scenario file with ``scenario=PATH``; see :func:`streamsql.widgets.workbench`."""
+    from .widgets import workbench as _workbench   # ipywidgets and Altair load only when asked for
+    return _workbench(query, **kw)
 
 
 def load_ipython_extension(ipython):

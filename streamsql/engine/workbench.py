@@ -26,9 +26,18 @@ from .log import EventLog, atomic_write, entry_schema
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .runtime.output import OutputRow, ReleasedBatch
-from .types import to_json_value
+from .types import arrow_type, to_json_value
 
 log = logging.getLogger("streamsql")
+
+
+@dataclass
+class LoadResult:
+    """What :meth:`Workbench.load` did: rows accepted, late rows (their steps), steps used."""
+    accepted: int
+    late_steps: list
+    first_step: int
+    last_step: int
 
 
 @dataclass
@@ -41,7 +50,11 @@ class Result:
 
 
 class ContinuousQuery:
-    """A running SELECT STREAM: its released rows (with steps), output bound and trace."""
+    """A running SELECT STREAM: its released rows (with steps), output bound and trace.
+
+    Released rows are kept as Arrow chunks (columns ``step``, ``rowtime``, ``v0..``) so that a
+    million-row replay does not become a million Python objects; :attr:`rows` builds
+    :class:`OutputRow` objects on first use."""
 
     def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int, engine: str):
         self.wb = wb
@@ -52,7 +65,6 @@ class ContinuousQuery:
         self.engine = engine
         #: the clocks of the query's streams when it started (bounds it may rely on at once)
         self.start_clocks: dict[str, int] = {}
-        self.rows: list[OutputRow] = []
         self.bounds: dict[int, int] = {}          # seq -> output bound after it (when it changed)
         self.output_bound: int = T.NO_TIME
         self.processed_seq = start_seq
@@ -61,7 +73,13 @@ class ContinuousQuery:
         self.trace: list[dict] = []
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._lock = threading.Lock()
+        self._chunks: list[pa.Table] = []
+        self._rows: list[OutputRow] = []          # materialised prefix of the chunks
+        self._materialised = 0                    # chunks already in ``_rows``
+        self.row_count = 0
         self.handle: Any = None                   # the runtime's own object
+        self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
+                                [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
 
     # ------------------------------------------------------------------ results
 
@@ -73,19 +91,66 @@ class ContinuousQuery:
     def fields(self) -> list[Field]:
         return list(self.plan.columns)
 
-    def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
+    @property
+    def rows(self) -> list[OutputRow]:
         with self._lock:
-            delivered = []
-            for b in batches:
-                if b.seq <= self.processed_seq and not b.rows:
-                    continue
-                self.rows.extend(b.rows)
-                if b.bound is not None and b.bound != self.output_bound:
-                    self.bounds[b.seq] = b.bound
-                    self.output_bound = b.bound
-                self.processed_seq = max(self.processed_seq, b.seq)
-                delivered.append(b)
-        for b in delivered:
+            while self._materialised < len(self._chunks):
+                t = self._chunks[self._materialised]
+                cols = t.to_pydict()
+                n = len(self.plan.columns)
+                vals = zip(*[cols[f"v{j}"] for j in range(n)]) if n else ([()] * t.num_rows)
+                self._rows.extend(OutputRow(s, r, tuple(v)) for s, r, v in zip(cols["step"], cols["rowtime"], vals))
+                self._materialised += 1
+            return self._rows
+
+    def table(self) -> pa.Table:
+        """Everything released so far as one Arrow table (``step``, ``rowtime``, ``v0..``)."""
+        with self._lock:
+            return pa.concat_tables(self._chunks) if self._chunks else self.schema.empty_table()
+
+    def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
+        """Row by row (the local runtime)."""
+        batches = [b for b in batches if b.rows or (b.bound is not None and b.bound != self.output_bound)
+                   or b.seq > self.processed_seq]
+        rows = [r for b in batches for r in b.rows]
+        table = None
+        if rows:
+            cols = [[r.step for r in rows], [r.rowtime for r in rows]] + \
+                   [[r.values[j] for r in rows] for j in range(len(self.plan.columns))]
+            table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, self.schema)],
+                                         schema=self.schema)
+        bounds = {b.seq: b.bound for b in batches if b.bound is not None}
+        self._append(table, bounds, batches)
+
+    def _deliver_table(self, table: pa.Table, bounds: dict[int, int]) -> None:
+        """A released chunk in columns (the Spark sink)."""
+        self._append(table if table.num_rows else None, bounds, None)
+
+    def _append(self, table, bounds: dict[int, int], batches) -> None:
+        with self._lock:
+            if table is not None:
+                self._chunks.append(table)
+                self.row_count += table.num_rows
+            for s in sorted(bounds):
+                b = bounds[s]
+                if b != self.output_bound:
+                    self.bounds[s] = b
+                    self.output_bound = b
+            last = max([*bounds, *(table.column("step").to_pylist()[-1:] if table is not None else [])],
+                       default=self.processed_seq)
+            self.processed_seq = max(self.processed_seq, last)
+        if not self._listeners:
+            return
+        if batches is None:
+            by: dict[int, list[OutputRow]] = {}
+            if table is not None:
+                cols = table.to_pydict()
+                n = len(self.plan.columns)
+                vals = zip(*[cols[f"v{j}"] for j in range(n)]) if n else ([()] * table.num_rows)
+                for s, r, v in zip(cols["step"], cols["rowtime"], vals):
+                    by.setdefault(s, []).append(OutputRow(s, r, tuple(v)))
+            batches = [ReleasedBatch(s, by.get(s, []), bounds.get(s)) for s in sorted(set(by) | set(bounds))]
+        for b in batches:
             for f in list(self._listeners):
                 try:
                     f(b)
@@ -108,12 +173,15 @@ class ContinuousQuery:
         return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
 
     def to_pandas(self):
-        import pandas as pd
-        data = {"STEP": [r.step for r in self.rows], "ROWTIME": [T.format_timestamp(r.rowtime) for r in self.rows]}
-        for i, f in enumerate(self.plan.columns):
-            data[f.name] = [to_json_value(r.values[i], f.type) if f.type.name in ("TIMESTAMP", "INTERVAL")
-                            else r.values[i] for r in self.rows]
-        return pd.DataFrame(data)
+        """Released rows: STEP, ROWTIME (as text) and the select list."""
+        t = self.table()
+        df = t.to_pandas()
+        df.columns = ["STEP", "ROWTIME"] + self.columns
+        df["ROWTIME"] = [T.format_timestamp(v) for v in df["ROWTIME"]]
+        for f in self.plan.columns:
+            if f.type.name == "TIMESTAMP":
+                df[f.name] = [T.format_timestamp(v) if v == v and v is not None else None for v in df[f.name]]
+        return df
 
     def wait(self, timeout: float | None = None) -> "ContinuousQuery":
         """Block until the query has processed every event committed so far."""
@@ -127,7 +195,7 @@ class ContinuousQuery:
 
     def __repr__(self):
         state = "running" if self.running else "stopped"
-        return f"<ContinuousQuery {self.name} ({state}, {len(self.rows)} rows, bound {T.format_timestamp(self.output_bound)})>"
+        return f"<ContinuousQuery {self.name} ({state}, {self.row_count} rows, bound {T.format_timestamp(self.output_bound)})>"
 
 
 class Workbench:
@@ -314,7 +382,7 @@ class Workbench:
 
     # ------------------------------------------------------------------ queries
 
-    def _start_query(self, plan: Query, name: str | None) -> ContinuousQuery:
+    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
         if name is None:
             self._query_counter += 1
             name = f"q{self._query_counter}"
@@ -323,9 +391,11 @@ class Workbench:
                 name = f"q{self._query_counter}"
         elif name in self.queries and self.queries[name].running:
             raise SqlError(f"a query named {name} is already running; stop it or choose another name")
-        start = self.catalog.next_seq - 1
+        # ``start_seq`` (benchmarks, tests): read the log from an earlier step, from empty clocks
+        start = self.catalog.next_seq - 1 if start_seq is None else start_seq
         q = ContinuousQuery(self, name, plan, start, self.engine)
-        q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
+        if start_seq is None:
+            q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
         self._runtime(self.engine).start(q)
         self.queries[name] = q
         self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
@@ -379,7 +449,8 @@ class Workbench:
                     feeds.append((seq, out))
                     for s, entries in out.items():
                         tables.setdefault(s, []).extend(entries)
-                self._trace_event(o)
+                if self.trace:
+                    self._trace_event(o)
             if not outcomes:
                 return outcomes
             self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
@@ -388,6 +459,24 @@ class Workbench:
             for rt in self._runtimes.values():
                 rt.notify(feeds, c.next_seq - 1)
             return outcomes
+
+    def load(self, stream: str, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
+             progress: Callable[[int, int], None] | None = None) -> "LoadResult":
+        """Insert many rows at once, each one an event with its own step, as if the stream's
+        default producer inserted them one by one (same late-row rule, same error stream), but
+        checked and written column-wise. ``data``: a pyarrow Table, pandas DataFrame or dict of
+        columns, with the stream's columns (matched like SQL identifiers) and a ``rowtime``
+        column (timestamps or epoch milliseconds). ``progress(done, total)`` is called per chunk.
+        """
+        from .bulk import load_columns
+        with self._lock:
+            d = self.catalog.stream(stream)
+            st = self.catalog.state[d.name]
+            others = [p for p in st.attached() if p != DEFAULT_PRODUCER]
+            if others or st.pending:
+                raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
+                                 "bulk load needs the default producer alone: use inject()")
+            return load_columns(self, d, data, rowtime, chunk, progress)
 
     def _entries_table(self, stream: str, entries: list[LogEntry]) -> pa.Table:
         d = self.catalog.streams[stream]

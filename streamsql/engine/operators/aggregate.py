@@ -18,7 +18,7 @@ from ..expr import Col, Rowtime, compile_expr, remap, rowtime_map_array, apply_r
 from ..plan import AggCall, Aggregate
 from ..types import SqlType, quantize, wrap_int
 from .base import INF, Candidate, Operator, encode_key
-from .timekey import TimeKey
+from .timekey import TimeKey, resolve_time_expr, try_time_key
 
 
 # --------------------------------------------------------------------------- aggregate functions
@@ -146,7 +146,15 @@ class AggregateOp(Operator):
 
     def __init__(self, node: Aggregate):
         self.node = node
-        self.time_key = TimeKey(node.keys[node.time_key])
+        # the monotonic key's periods; a key the analyzer found monotonic through a projection (a
+        # sub-query's FLOOR(ROWTIME TO HOUR) AS h) is resolved to its expression of the rowtime
+        tk_expr = resolve_time_expr(node.keys[node.time_key], node.input)
+        self.time_key = TimeKey(tk_expr if tk_expr is not None else node.keys[node.time_key])
+        # every monotonic key ends a group: with FLOOR(.. TO HOUR) and FLOOR(.. TO MINUTE) a group
+        # can get no more rows once the minute is over, so it is complete then
+        self.period_keys = [self.time_key] + [
+            k for i, e in enumerate(node.keys) if i != node.time_key
+            for k in [try_time_key(e, node.input)] if k is not None]
         self.accs = [Acc(a) for a in node.aggs]
         self.distinct_rows = node.distinct_rows
         self._compile()
@@ -154,7 +162,7 @@ class AggregateOp(Operator):
         # time key's value put in, as a function of t (for the bound)
         self.stamp_of_time = None
         if node.stamp is not None:
-            tk = node.keys[node.time_key]
+            tk = self.time_key.expr
             self.stamp_of_time = remap(node.stamp, cols=lambda c: tk if c.index == node.time_key else c)
         self.groups: dict[tuple, list] = {}      # (end, keys) -> [partials]
         self.open_stamps: dict[tuple, int] = {}  # (end, keys) -> stamp (only with AS ROWTIME)
@@ -169,11 +177,19 @@ class AggregateOp(Operator):
 
     # --- rows ---------------------------------------------------------------------------
 
+    def period_end(self, t: int) -> int:
+        """When a group that a row at ``t`` joins is complete: the first time one of the
+        monotonic keys takes its next value."""
+        return min(k.period_end(t) for k in self.period_keys)
+
+    def period_end_array(self, t):
+        return np.minimum.reduce([k.period_end_array(t) for k in self.period_keys])
+
     def partial(self, rowtime: int, row: tuple, arrival: bytes) -> tuple[int, tuple, list]:
         """One row as a partial: (period end, key values, partial states)."""
         rts = (rowtime,)
         keys = tuple(f(row, rts) for f in self.key_fns)
-        end = self.time_key.period_end(rowtime)
+        end = self.period_end(rowtime)
         states = [acc.add(acc.init(), None if f is None else f(row, rts), arrival)
                   for acc, f in zip(self.accs, self.arg_fns)]
         return end, keys, states
@@ -205,7 +221,7 @@ class AggregateOp(Operator):
     def _distinct(self, rowtime, row, arrival):
         rts = (rowtime,)
         keys = tuple(f(row, rts) for f in self.key_fns)
-        end = self.time_key.period_end(rowtime)
+        end = self.period_end(rowtime)
         if self.seen.get(keys) == end:
             return []
         self.seen[keys] = end
@@ -248,7 +264,7 @@ class AggregateOp(Operator):
         if self.distinct_rows:
             return c
         if self.stamp_of_time is None:
-            f = self.time_key.period_end_array(c)
+            f = self.period_end_array(c)
         else:
             f = rowtime_map_array(self.stamp_of_time, c)
         return np.minimum(params[:, 0], f)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import time as T
 from ..errors import SqlError
-from ..expr import Call, Expr, Lit, Rowtime, apply_rowtime_map, rowtime_map_array
+from ..expr import Call, Expr, Lit, Rowtime, apply_rowtime_map, remap, rowtime_map_array
 
 
 def _shift(e: Expr) -> int | None:
@@ -27,6 +27,59 @@ def _shift(e: Expr) -> int | None:
     return None
 
 
+def _fixed(x: Expr) -> bool:
+    return isinstance(x, Lit) and isinstance(x.value, T.Interval) and x.value.is_fixed
+
+
+def _peel(e: Expr) -> Expr:
+    """``e`` without outer fixed shifts (``k + c``, ``k - c``, ``c + k``, CAST to TIMESTAMP):
+    they change the key's values but not where its periods end."""
+    while isinstance(e, Call):
+        if e.fn in ("+", "-") and len(e.args) == 2 and _fixed(e.args[1]):
+            e = e.args[0]
+        elif e.fn == "+" and len(e.args) == 2 and _fixed(e.args[0]):
+            e = e.args[1]
+        elif e.fn == "CAST" and e.type.name == "TIMESTAMP":
+            e = e.args[0]
+        else:
+            break
+    return e
+
+
+def resolve_time_expr(e: Expr, node) -> Expr | None:
+    """``e``, an expression over ``node``'s output, as a function of ``node``'s rowtime only:
+    columns computed by projections that keep the rowtime (a sub-query's ``FLOOR(ROWTIME TO HOUR)
+    AS h``) are replaced by their expressions. None when some column is not such a function."""
+    from ..expr import columns_used
+    from ..plan import Filter, Project
+    while columns_used(e):
+        if isinstance(node, Filter):
+            node = node.input
+        elif isinstance(node, Project) and node.rowtime is None:
+            exprs = node.exprs
+            e = remap(e, cols=lambda c: exprs[c.index])
+            node = node.input
+        else:
+            return None
+    return e
+
+
+def try_time_key(e: Expr, node=None) -> "TimeKey | None":
+    """The :class:`TimeKey` of a non-decreasing function of the rowtime (resolved through
+    projections when ``node`` is given), or None when its periods cannot be found."""
+    from ..expr import INCREASING, monotonicity
+    if node is not None:
+        e = resolve_time_expr(e, node)
+        if e is None:
+            return None
+    if monotonicity(e) != INCREASING:
+        return None
+    try:
+        return TimeKey(e)
+    except SqlError:
+        return None
+
+
 class TimeKey:
     """A monotonic key ``k`` of the rowtime: ``value(t)`` and ``period_end(t)``."""
 
@@ -39,14 +92,16 @@ class TimeKey:
         s = _shift(e)
         if s is not None:
             return "identity", s, None
-        inner = e
-        # peel an outer fixed shift: FLOOR(...) + INTERVAL does not move period boundaries
-        while isinstance(inner, Call) and inner.fn in ("+", "-") and isinstance(inner.args[1], Lit):
-            inner = inner.args[0]
+        inner = _peel(e)
         if isinstance(inner, Call) and inner.fn in ("FLOOR_TO", "CEIL_TO", "STEP"):
             s = _shift(inner.args[0])
             if s is not None:
                 return inner.fn, s, inner.arg
+        if isinstance(inner, Call) and inner.fn == "CAST" and inner.type.is_integer:
+            # CAST(ROWTIME + c AS BIGINT) counts whole seconds since the epoch: a 1-second STEP
+            s = _shift(inner.args[0])
+            if s is not None:
+                return "STEP", s, T.Interval(0, T.SECOND)
         raise SqlError(f"cannot find the periods of the monotonic expression {e!r}; use FLOOR, CEIL or STEP "
                        "of ROWTIME (plus or minus a constant)")
 

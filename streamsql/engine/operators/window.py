@@ -16,11 +16,11 @@ from collections import deque
 import numpy as np
 
 from .. import time as T
-from ..expr import compile_expr, monotonicity, NOT_MONOTONIC, INCREASING
+from ..expr import compile_expr
 from ..plan import Window, WindowSpec
 from .aggregate import _avg, _fit
 from .base import INF, Candidate, Operator
-from .timekey import TimeKey
+from .timekey import TimeKey, try_time_key
 
 
 class _Run:
@@ -105,16 +105,26 @@ _NEEDS = {"COUNT": set(), "SUM": {"sum"}, "AVG": {"sum"}, "MIN": {"min"}, "MAX":
 class _Group:
     """Calls sharing one window specification."""
 
-    def __init__(self, spec: WindowSpec, calls: list[int]):
+    def __init__(self, spec: WindowSpec, calls: list[int], input_node=None):
         self.spec = spec
         self.calls = calls
-        self.order_key = TimeKey(spec.order_by) if spec.order_by is not None else None
-        self.mono_parts = [i for i, e in enumerate(spec.partition_by) if monotonicity(e) == INCREASING]
+        self.order_key = None
+        if spec.order_by is not None:
+            self.order_key = try_time_key(spec.order_by, input_node) or TimeKey(spec.order_by)
+        # cascading windows: a monotonic partition key (also one computed by a sub-query's
+        # projection) starts a new partition when it takes its next value
+        self.cascade = [k for e in spec.partition_by for k in [try_time_key(e, input_node)] if k is not None]
         self.runs: dict[tuple, _Run] = {}
-        self.expiry: list = []          # heap of (clock at which to look again, partition)
+        self.expiry: list = []          # heap of (clock at which to look again, serial, partition)
 
     def order_of(self, t: int) -> int:
         return t if self.order_key is None else self.order_key.value(t)
+
+    def expires(self, order) -> int:
+        """The first clock at which a row with order value ``order`` is out of every future frame
+        (RANGE frames with a start): future rows' order values are at least the clock's."""
+        lim = order + self.spec.lower
+        return lim + 1 if self.order_key is None else self.order_key.period_end(lim)
 
 
 class WindowOp(Operator):
@@ -130,7 +140,7 @@ class WindowOp(Operator):
             key = repr((c.spec.partition_by, c.spec.mode, c.spec.lower, c.spec.upper, c.spec.order_by))
             groups.setdefault(key, []).append(i)
             specs[key] = c.spec
-        self.groups = [_Group(specs[k], v) for k, v in groups.items()]
+        self.groups = [_Group(specs[k], v, node.input) for k, v in groups.items()]
         self.needs = []
         for c in node.calls:
             n = set(_NEEDS[c.agg.fn])
@@ -254,14 +264,13 @@ class WindowOp(Operator):
     # ------------------------------------------------------------------ expiry
 
     def _schedule(self, g: _Group, part, run: _Run, t: int):
-        """When a partition could be forgotten: a cascading window's period has ended, or every
-        retained row is older than the longest RANGE frame."""
+        """When to look at a partition again: a cascading window's period has ended (forget the
+        partition), or its oldest retained row has left every future RANGE frame (forget it)."""
         when = INF
-        if g.mono_parts:
-            for i in g.mono_parts:
-                when = min(when, TimeKey(g.spec.partition_by[i]).period_end(t))
+        if g.cascade:
+            when = min(k.period_end(t) for k in g.cascade)
         elif g.spec.mode == "RANGE" and g.spec.lower is not None:
-            when = t + g.spec.lower + 1
+            when = g.expires(g.order_of(t))
         if when < INF:
             heapq.heappush(g.expiry, (when, run.serial, part))
             self.next_wake = min(self.next_wake, when)
@@ -276,19 +285,32 @@ class WindowOp(Operator):
                 run = g.runs.get(part)
                 if run is None or run.serial != rid:
                     continue
-                if g.mono_parts:
+                if g.cascade:
                     del g.runs[part]
                     continue
-                start = g.order_of(c) - g.spec.lower
-                last = run.order(run.end - 1) if run.o else None
-                if last is None or last < start:
+                self._expire(g, run, g.order_of(c) - g.spec.lower)
+                if not run.o:
                     del g.runs[part]
                 else:
-                    nxt = (last + g.spec.lower + 1 if g.order_key is None
-                           else max(c + 1, g.order_key.period_end(last + g.spec.lower)))
-                    heapq.heappush(g.expiry, (nxt, rid, part))
+                    heapq.heappush(g.expiry, (max(c + 1, g.expires(run.o[0])), rid, part))
         self.next_wake = min((g.expiry[0][0] for g in self.groups if g.expiry), default=INF)
         return []
+
+    def _expire(self, g: _Group, run: _Run, start) -> None:
+        """Forget the rows whose order value is below ``start``: no future frame reaches them.
+        Rows still in the last frame leave its running aggregates (the next frame would drop
+        them anyway); rows the frame had not reached yet are skipped by it."""
+        while run.o and run.o[0] < start:
+            i = run.base
+            if run.lo <= i <= run.hi:
+                vals = run.vals[0]
+                for k, c in enumerate(g.calls):
+                    run.acc[k].remove(i, vals[k], self.needs[c])
+            run.o.popleft()
+            run.vals.popleft()
+            run.base += 1
+            run.lo = max(run.lo, i + 1)
+            run.hi = max(run.hi, i)
 
     def wakeups(self):
         return (self.next_wake,)

@@ -44,6 +44,10 @@ class LocalDriver:
             self._feed(q, lq, feeds)
             q.processed_seq = self.wb.last_seq
 
+    @property
+    def wants_feeds(self) -> bool:
+        return bool(self.running)
+
     def notify(self, feeds, head: int) -> None:
         for q, lq in list(self.running.values()):
             self._feed(q, lq, feeds)

@@ -29,13 +29,14 @@ class SparkDriver:
         folder.mkdir(parents=True, exist_ok=True)
         sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
         if resume:
-            q._deliver(sq.sink.history())
+            for table, bounds in sq.sink.history():
+                q._deliver_table(table, bounds)
         q.handle = sq
 
         def on_error(e):
             q.error = f"{type(e).__name__}: {e}"
 
-        handle = sq.start(q._deliver, on_error)
+        handle = sq.start(lambda res: q._deliver_table(*res), on_error)
         self.running[q.name] = (q, sq, handle)
         if self.wb.trace:
             # the per-operator trace (presents, held rows and why) comes from the local runtime
@@ -46,6 +47,10 @@ class SparkDriver:
                 from ..local_driver import read_feeds
                 self.notify(read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq), self.wb.last_seq,
                             only=q.name)
+
+    @property
+    def wants_feeds(self) -> bool:
+        return bool(self.shadows)
 
     def notify(self, feeds, head: int, only: str | None = None) -> None:
         # Spark's source polls the log's HEAD; only the trace shadows are fed here

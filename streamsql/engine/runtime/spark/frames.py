@@ -57,14 +57,23 @@ def frame_values(rows: pd.DataFrame, inp: int, fields: list[Field]) -> list[tupl
 
 
 def origins_of(pdf: pd.DataFrame, upstream: dict, frontiers: dict) -> tuple[dict, int]:
+    """:func:`origins` of a pandas batch."""
+    ev = pdf["ev"].to_numpy()
+    tls = [bytes(b) for b in pdf["blob"][ev == EV_TIMELINE]]
+    sel = pdf[ev == EV_META]
+    metas = [(int(u), bytes(b)) for u, b in zip(sel["up"], sel["blob"])]
+    return origins(tls, metas, upstream, frontiers)
+
+
+def origins(timelines: list[bytes], metas: list[tuple[int, bytes]], upstream: dict,
+            frontiers: dict) -> tuple[dict, int]:
     """Source timelines (``("s", k)``) and upstream frontiers (``("y", stage)``) of a batch,
     and the last event the batch covers."""
-    origins: dict = {}
+    out: dict = {}
     end = 0
-    ev = pdf["ev"].to_numpy()
     per_stream: dict[int, list] = {}
-    for b in pdf["blob"][ev == EV_TIMELINE]:
-        start, e, streams = unpack_timeline(bytes(b))
+    for b in timelines:
+        _start, e, streams = unpack_timeline(b)
         end = max(end, e)
         for k, sv in enumerate(streams):
             per_stream.setdefault(k, []).append(sv)
@@ -73,12 +82,10 @@ def origins_of(pdf: pd.DataFrame, upstream: dict, frontiers: dict) -> tuple[dict
         v = np.concatenate([p[1] for p in parts])
         o = np.argsort(s, kind="stable")
         s, v = s[o], v[o]
-        origins[("s", k)] = Timeline(s, np.maximum.accumulate(v) if len(v) else v)
-    metas: dict[int, list] = {}
-    if (ev == EV_META).any():
-        sel = pdf[ev == EV_META]
-        for up, b in zip(sel["up"], sel["blob"]):
-            metas.setdefault(int(up), []).append(pickle.loads(bytes(b)))
+        out[("s", k)] = Timeline(s, np.maximum.accumulate(v) if len(v) else v)
+    by_up: dict[int, list] = {}
+    for up, b in metas:
+        by_up.setdefault(up, []).append(pickle.loads(b))
     for y, (op, nb) in upstream.items():
-        origins[("y", y)] = frontier(op, nb, frontiers[y], metas.get(y, []))
-    return origins, end
+        out[("y", y)] = frontier(op, nb, frontiers[y], by_up.get(y, []))
+    return out, end

@@ -6,20 +6,25 @@ their own step; its clock is the stream's bound) or the output of an upstream st
 stamped ``Tup`` emitted at step ``e`` is usable at the first step ``>= e`` where the upstream's
 frontier ``F`` reaches ``Tup``; its clock is that frontier). Leaves with ROWTIME projections see
 those clocks mapped. A merge of several leaves releases a row at the first step where every
-leaf's clock has reached its stamp. The arrival keys built here are byte-for-byte the ones the
-local runtime builds, which is what makes ties come out the same.
+leaf's clock has reached its stamp. The order, and the arrival keys built here, are the ones the
+local runtime produces, which is what makes ties come out the same.
+
+Everything works on column arrays (``keys``: ``leaf, seq, sub, T, Tup, tie``); callers keep the
+row values in their own form (Arrow in the sink, pandas in operator buckets) and take rows by
+the indices returned.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from ... import time as T
 from ...expr import rowtime_map_array
 from ...operators.base import encode_ints, release_arrival
 from .timeline import Timeline, union_points
+
+KEYS = ("leaf", "seq", "sub", "T", "Tup", "tie")
 
 
 @dataclass
@@ -35,11 +40,23 @@ class InputSpec:
     leaves: list[LeafSpec]
     post_maps: list = field(default_factory=list)
 
+    @property
+    def all_streams(self) -> bool:
+        return all(lf.stage is None for lf in self.leaves)
+
 
 @dataclass
 class InputState:
-    held: pd.DataFrame | None = None           # rows not yet usable
     raw_clocks: list[int] = field(default_factory=list)   # each leaf's origin clock, unmapped
+
+
+@dataclass
+class Resolved:
+    order: np.ndarray            # indices of usable rows, in release order
+    rel: np.ndarray              # their steps
+    held: np.ndarray             # indices of rows still waiting
+    clock: Timeline              # the input's clock over the batch
+    arrival: list | None = None  # arrival keys of the usable rows (when asked for)
 
 
 def _map(vals: np.ndarray, maps: list) -> np.ndarray:
@@ -52,110 +69,113 @@ def _map1(v: int, maps: list) -> int:
     return int(_map(np.array([v], dtype=np.int64), maps)[0])
 
 
-def resolve_input(spec: InputSpec, rows: pd.DataFrame, origin: dict, state: InputState,
-                  ) -> tuple[pd.DataFrame, Timeline]:
-    """``rows`` has columns ``leaf, seq, sub, T, Tup, tie, ort`` and values; ``origin`` maps
-    ``("s", k)`` / ``("y", stage)`` to the raw :class:`Timeline` of that origin over this batch.
-    Returns the rows usable in this batch, in order, with ``rel`` (their step) and ``arrival``,
-    and the input's clock timeline. Rows not usable yet stay in ``state.held``."""
+def _first_reach(pts: np.ndarray, frontier: np.ndarray, initial: int, stamps: np.ndarray,
+                 avail: np.ndarray) -> np.ndarray:
+    """Per row: the first point ``>= avail`` where ``frontier >= stamp`` (-1: not in this batch).
+    A row available before the batch's first point whose stamp the initial value already reaches
+    is usable at ``avail`` itself."""
+    out = np.full(len(stamps), -1, dtype=np.int64)
+    if len(pts):
+        pos = np.maximum(np.searchsorted(frontier, stamps, side="left"), np.searchsorted(pts, avail, side="left"))
+        ok = pos < len(pts)
+        out[ok] = pts[pos[ok]]
+        early = ~ok & (initial >= stamps) & (avail < pts[0])
+        out[early] = avail[early]
+    else:
+        ok = initial >= stamps
+        out[ok] = avail[ok]
+    return out
+
+
+def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
+                  need_arrival: bool = False) -> Resolved:
+    """``keys`` holds the rows' columns (held rows first, then this batch's); ``origin`` maps
+    ``("s", k)`` / ``("y", stage)`` to the raw :class:`Timeline` of that origin over the batch."""
     if not state.raw_clocks:
         state.raw_clocks = [lf.initial for lf in spec.leaves]
     leaf_tl: list[Timeline] = []
     for j, lf in enumerate(spec.leaves):
-        key = ("s", lf.stream_index) if lf.stage is None else ("y", lf.stage)
-        raw = origin.get(key)
-        if raw is None:
-            raw = Timeline.constant(state.raw_clocks[j])
-        else:
-            raw = Timeline(raw.seqs, np.maximum(raw.vals, state.raw_clocks[j]), max(raw.initial, state.raw_clocks[j]))
+        raw = origin.get(("s", lf.stream_index) if lf.stage is None else ("y", lf.stage))
+        prev = state.raw_clocks[j]
+        raw = (Timeline.constant(prev) if raw is None else
+               Timeline(raw.seqs, np.maximum(raw.vals, prev), max(raw.initial, prev)))
         state.raw_clocks[j] = raw.last
         leaf_tl.append(raw)
     mapped = [Timeline(tl.seqs, _map(tl.vals, lf.maps), _map1(tl.initial, lf.maps))
               for tl, lf in zip(leaf_tl, spec.leaves)]
 
-    if state.held is not None and len(state.held):
-        rows = pd.concat([state.held, rows], ignore_index=True) if len(rows) else state.held.reset_index(drop=True)
-    rows = rows.reset_index(drop=True)
-    n = len(rows)
-    # 1. when each row becomes usable at its leaf
+    n = len(keys["seq"])
+    leaf = np.asarray(keys["leaf"], dtype=np.int64)
+    seq = np.asarray(keys["seq"], dtype=np.int64)
     lrel = np.full(n, -1, dtype=np.int64)
-    if n:
-        leaf = rows["leaf"].to_numpy()
-        seq = rows["seq"].to_numpy().astype(np.int64)
-        for j, lf in enumerate(spec.leaves):
-            m = leaf == j
-            if not m.any():
-                continue
-            if lf.stage is None:
-                lrel[m] = seq[m]
-            else:
-                tl = leaf_tl[j]
-                if len(tl.seqs):
-                    pts = tl.seqs
-                    fr = np.maximum.accumulate(tl.vals)
-                    stamps = rows["Tup"].to_numpy()[m].astype(np.int64)
-                    first = np.searchsorted(fr, stamps, side="left")
-                    avail = np.searchsorted(pts, seq[m], side="left")
-                    pos = np.maximum(first, avail)
-                    ok = pos < len(pts)
-                    got = np.full(m.sum(), -1, dtype=np.int64)
-                    got[ok] = pts[pos[ok]]
-                    # rows whose frontier was already reached before this batch's first point
-                    before = (tl.initial >= stamps) & (seq[m] < (pts[0] if len(pts) else 0))
-                    got[before & ~ok] = seq[m][before & ~ok]
-                    lrel[m] = got
-                else:
-                    stamps = rows["Tup"].to_numpy()[m].astype(np.int64)
-                    lrel[m] = np.where(tl.initial >= stamps, seq[m], -1)
-    # 2. the merge
+    for j, lf in enumerate(spec.leaves):
+        m = leaf == j
+        if not m.any():
+            continue
+        if lf.stage is None:
+            lrel[m] = seq[m]
+        else:
+            tl = leaf_tl[j]
+            lrel[m] = _first_reach(tl.seqs, np.maximum.accumulate(tl.vals) if len(tl.vals) else tl.vals,
+                                   tl.initial, np.asarray(keys["Tup"], dtype=np.int64)[m], seq[m])
     if len(spec.leaves) == 1:
         clock = Timeline(mapped[0].seqs, _map(mapped[0].vals, spec.post_maps), _map1(mapped[0].initial, spec.post_maps))
         rel = lrel
     else:
         pts = union_points(*[m.seqs for m in mapped])
-        present = (np.min(np.stack([m.at(pts) for m in mapped]), axis=0) if len(pts)
-                   else np.zeros(0, np.int64))
+        present = np.min(np.stack([m.at(pts) for m in mapped]), axis=0) if len(pts) else np.zeros(0, np.int64)
         init = min(m.initial for m in mapped)
         clock = Timeline(pts, _map(present, spec.post_maps), _map1(init, spec.post_maps))
         rel = np.full(n, -1, dtype=np.int64)
-        if n:
-            ok = lrel >= 0
-            stamps = rows["T"].to_numpy().astype(np.int64)
-            if len(pts):
-                first = np.searchsorted(present, stamps, side="left")
-                avail = np.searchsorted(pts, np.where(ok, lrel, 0), side="left")
-                pos = np.maximum(first, avail)
-                good = ok & (pos < len(pts))
-                rel[good] = pts[pos[good]]
-                before = ok & ~good & (init >= stamps) & (lrel < (pts[0]))
-                rel[before] = lrel[before]
-            else:
-                good = ok & (init >= stamps)
-                rel[good] = lrel[good]
-    usable = rel >= 0
-    state.held = rows[~usable].reset_index(drop=True) if n else None
-    out = rows[usable].copy()
-    out["rel"] = rel[usable]
-    out["lrel"] = lrel[usable]
-    out = _order(out, spec)
-    return out, clock
+        ok = lrel >= 0
+        if ok.any():
+            stamps = np.asarray(keys["T"], dtype=np.int64)[ok]
+            rel[ok] = _first_reach(pts, present, init, stamps, lrel[ok])
+    usable = np.nonzero(rel >= 0)[0]
+    held = np.nonzero(rel < 0)[0]
+    order = usable[_sort(spec, keys, usable, rel, lrel)]
+    arrival = _arrivals(spec, keys, order, rel, lrel) if need_arrival else None
+    return Resolved(order, rel[order], held, clock, arrival)
 
 
-def _order(out: pd.DataFrame, spec: InputSpec) -> pd.DataFrame:
-    if not len(out):
-        out["arrival"] = pd.Series([], dtype=object)
-        return out
+def _sort(spec: InputSpec, keys: dict, idx: np.ndarray, rel: np.ndarray, lrel: np.ndarray) -> np.ndarray:
+    if not len(idx):
+        return idx
+    seq = np.asarray(keys["seq"], dtype=np.int64)[idx]
+    sub = np.asarray(keys["sub"], dtype=np.int64)[idx]
+    if spec.all_streams:
+        if len(spec.leaves) == 1:
+            return np.lexsort((sub, seq))
+        leaf = np.asarray(keys["leaf"], dtype=np.int64)[idx]
+        t = np.asarray(keys["T"], dtype=np.int64)[idx]
+        return np.lexsort((sub, seq, leaf, t, rel[idx]))
+    leaf = np.asarray(keys["leaf"], dtype=np.int64)[idx]
+    t = np.asarray(keys["T"], dtype=np.int64)[idx]
+    tup = np.asarray(keys["Tup"], dtype=np.int64)[idx]
+    tie = keys["tie"]
+    stage = [lf.stage is not None for lf in spec.leaves]
     single = len(spec.leaves) == 1
-    arrivals = []
-    stage_leaf = [lf.stage is not None for lf in spec.leaves]
-    for leaf, seq, sub, tup, tie, lrel, t, rel in zip(out["leaf"], out["seq"], out["sub"], out["Tup"], out["tie"],
-                                                      out["lrel"], out["T"], out["rel"]):
-        a = (release_arrival(int(lrel), int(tup), tie) if stage_leaf[int(leaf)]
-             else encode_ints(int(seq), int(sub)))
+
+    def key(k):
+        i = idx[k]
+        lf = int(leaf[k])
+        la = (int(lrel[i]), int(tup[k]), tie[i] or b"") if stage[lf] else (int(seq[k]), int(sub[k]), b"")
+        return la if single else (int(rel[i]), int(t[k]), lf) + la
+    return np.array(sorted(range(len(idx)), key=key), dtype=np.int64)
+
+
+def _arrivals(spec: InputSpec, keys: dict, order: np.ndarray, rel: np.ndarray, lrel: np.ndarray) -> list:
+    stage = [lf.stage is not None for lf in spec.leaves]
+    single = len(spec.leaves) == 1
+    leaf = np.asarray(keys["leaf"], dtype=np.int64)
+    out = []
+    for i in order:
+        lf = int(leaf[i])
+        if stage[lf]:
+            a = release_arrival(int(lrel[i]), int(keys["Tup"][i]), keys["tie"][i] or b"")
+        else:
+            a = encode_ints(int(keys["seq"][i]), int(keys["sub"][i]))
         if not single:
-            a = release_arrival(int(rel), int(t), encode_ints(int(leaf)) + a)
-        arrivals.append(a)
-    out["arrival"] = arrivals
-    if single and not stage_leaf[0]:
-        return out.sort_values(["seq", "sub"], kind="stable").reset_index(drop=True)
-    return out.sort_values(["arrival"], kind="stable").reset_index(drop=True)
+            a = release_arrival(int(rel[i]), int(keys["T"][i]), encode_ints(lf) + a)
+        out.append(a)
+    return out

@@ -195,8 +195,7 @@ class SparkQuery:
 
         def foreach(batch_df, batch_id):
             try:
-                pdf = batch_df.toArrow().to_pandas(integer_object_nulls=True)
-                res = sink.process(batch_id, pdf)
+                res = sink.process(batch_id, batch_df.toArrow())
             except Exception as e:  # surfaces through the query's error, never silently
                 on_error(e)
                 raise

@@ -3,8 +3,9 @@
 It resolves its input like any stage (:mod:`inputs`): rows of its leaves become final at the
 step where their leaf allows it and, for a UNION ALL, where every leaf's clock has reached them;
 they leave in (step, stamp, input, arrival) order. The input's clock is the query's output bound.
-State (rows still held, clocks, upstream frontiers) and output are written to the query's folder
-per batch id, so a batch that Spark replays after a crash is recognised and not delivered twice.
+Rows stay in Arrow from Spark to the query's result. State (rows still held, clocks, upstream
+frontiers) and output are written to the query's folder per batch id, so a batch that Spark
+replays after a crash is recognised and not delivered twice.
 """
 from __future__ import annotations
 
@@ -13,16 +14,27 @@ import pickle
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...log import atomic_write
 from ...plan import Field
 from ...types import arrow_type
-from ..output import OutputRow, ReleasedBatch
-from .frames import frame_values, origins_of
+from .frames import EV_META, EV_ROW, origins, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
+from .source import EV_TIMELINE
+
+
+def _write_arrow(path: Path, t: pa.Table, durable: bool) -> None:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema) as w:
+        w.write_table(t)
+    atomic_write(path, sink.getvalue().to_pybytes(), durable)
+
+
+def _read_arrow(path: Path) -> pa.Table:
+    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
 class Sink:
@@ -41,6 +53,7 @@ class Sink:
         self.processed_seq = 0
         self.input_state = InputState()
         self.frontiers = {y: FrontierState() for y in upstream}
+        self.held: pa.Table | None = None
         self.last_bound = None
         self._load()
 
@@ -56,69 +69,74 @@ class Sink:
         self.last_bound = s.get("last_bound")
         with open(self.folder / s["state"], "rb") as f:
             self.input_state, self.frontiers = pickle.load(f)
+        if s.get("held"):
+            self.held = _read_arrow(self.folder / s["held"])
         for f in self.folder.glob("out-*.arrow"):
             if int(f.stem.split("-")[1]) > self.batch_id:
                 f.unlink()
 
-    def history(self) -> list[ReleasedBatch]:
+    def history(self) -> list[tuple[pa.Table, dict]]:
         """Everything this sink released before (for a query resumed in a new process)."""
         out = []
         for f in sorted(self.folder.glob("out-*.arrow")):
-            out.extend(self._read_out(f))
+            t = _read_arrow(f)
+            bounds = {int(k): v for k, v in json.loads(t.schema.metadata[b"bounds"]).items()}
+            out.append((t.replace_schema_metadata(None), bounds))
         return out
-
-    def _read_out(self, f: Path) -> list[ReleasedBatch]:
-        t = pa.ipc.open_file(pa.memory_map(str(f))).read_all()
-        bounds = {int(k): v for k, v in json.loads(t.schema.metadata[b"bounds"]).items()}
-        return self._batches(t, bounds)
 
     def _commit(self, batch_id: int, out: pa.Table, bounds: dict[int, int]) -> None:
         if out.num_rows or bounds:
             meta = {b"bounds": json.dumps({str(k): v for k, v in bounds.items()}).encode()}
-            sink = pa.BufferOutputStream()
-            t = out.replace_schema_metadata(meta)
-            with pa.ipc.new_file(sink, t.schema) as w:
-                w.write_table(t)
-            atomic_write(self.folder / f"out-{batch_id:012d}.arrow", sink.getvalue().to_pybytes(), self.durable)
+            _write_arrow(self.folder / f"out-{batch_id:012d}.arrow", out.replace_schema_metadata(meta), self.durable)
         name = f"state-{batch_id:012d}.pickle"
         atomic_write(self.folder / name, pickle.dumps((self.input_state, self.frontiers)), self.durable)
+        held = None
+        if self.held is not None and self.held.num_rows:
+            held = f"held-{batch_id:012d}.arrow"
+            _write_arrow(self.folder / held, self.held, self.durable)
         atomic_write(self.folder / "state.json",
                      json.dumps({"batch_id": batch_id, "processed_seq": self.processed_seq, "state": name,
-                                 "last_bound": self.last_bound}).encode(), self.durable)
-        for f in self.folder.glob("state-*.pickle"):
-            if f.name != name:
+                                 "held": held, "last_bound": self.last_bound}).encode(), self.durable)
+        for f in list(self.folder.glob("state-*.pickle")) + list(self.folder.glob("held-*.arrow")):
+            if f.name not in (name, held):
                 f.unlink()
 
     # ------------------------------------------------------------------ a micro-batch
 
-    def process(self, batch_id: int, pdf: pd.DataFrame) -> list[ReleasedBatch] | None:
-        """Release what this batch allows; None when Spark replays a batch already done."""
+    def process(self, batch_id: int, t: pa.Table) -> tuple[pa.Table, dict] | None:
+        """Release what this batch allows: ``(rows with step, rowtime and values, {step: output
+        bound after it})``; None when Spark replays a batch already done."""
         if batch_id <= self.batch_id:
             return None
-        origins, end = origins_of(pdf, self.upstream, self.frontiers)
-        rows = pdf[pdf["ev"] == 0]
-        usable, clock = resolve_input(self.spec, rows, origins, self.input_state)
-        vals = frame_values(usable, 0, self.fields)
-        out = pa.Table.from_arrays(
-            [pa.array(usable["rel"].to_numpy(dtype=np.int64), pa.int64()),
-             pa.array(usable["ort"].to_numpy(dtype=np.int64), pa.int64())] +
-            [pa.array([v[i] for v in vals], type=self.out_schema.field(2 + i).type) for i in range(self.nv)],
-            schema=self.out_schema)
+        ev = t.column("ev").to_numpy(zero_copy_only=False)
+        other = np.nonzero(ev != EV_ROW)[0]
+        tls, metas = [], []
+        if len(other):
+            sel = t.take(pa.array(other))
+            for e, b, u in zip(sel.column("ev").to_pylist(), sel.column("blob").to_pylist(), sel.column("up").to_pylist()):
+                if e == EV_TIMELINE:
+                    tls.append(b)
+                elif e == EV_META:
+                    metas.append((u, b))
+        orig, end = origins(tls, metas, self.upstream, self.frontiers)
+        rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
+        if self.held is not None and self.held.num_rows:
+            rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
+        keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "seq", "sub", "T", "Tup")}
+        keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams else None
+        r = resolve_input(self.spec, keys, orig, self.input_state)
+        taken = rows.take(pa.array(r.order, type=pa.int64()))
+        cols = [pa.array(r.rel, pa.int64()), taken.column("ort").cast(pa.int64())]
+        for j in range(self.nv):
+            cols.append(taken.column(value_col(0, j)).cast(self.out_schema.field(2 + j).type))
+        out = pa.Table.from_arrays(cols, schema=self.out_schema)
+        self.held = rows.take(pa.array(r.held, type=pa.int64())) if len(r.held) else None
         bounds = {}
-        for s, b in zip(clock.seqs.tolist(), clock.vals.tolist()):
+        for s, b in zip(r.clock.seqs.tolist(), r.clock.vals.tolist()):
             if b != self.last_bound:
                 bounds[s] = b
                 self.last_bound = b
         self.processed_seq = max(self.processed_seq, end)
         self.batch_id = batch_id
         self._commit(batch_id, out, bounds)
-        return self._batches(out, bounds)
-
-    def _batches(self, out: pa.Table, bounds: dict[int, int]) -> list[ReleasedBatch]:
-        by: dict[int, list[OutputRow]] = {}
-        if out.num_rows:
-            cols = out.to_pydict()
-            vals = list(zip(*[cols[f"v{j}"] for j in range(self.nv)])) if self.nv else [()] * out.num_rows
-            for s, rt, v in zip(cols["step"], cols["rowtime"], vals):
-                by.setdefault(s, []).append(OutputRow(s, rt, v))
-        return [ReleasedBatch(s, by.get(s, []), bounds.get(s)) for s in sorted(set(by) | set(bounds))]
+        return out, bounds

@@ -35,6 +35,7 @@ class HostState:
         from ..plans import make_operator
         self.op = make_operator(spec.node, spec.tables)
         self.inputs = [InputState() for _ in spec.inputs]
+        self.held: list[pd.DataFrame | None] = [None for _ in spec.inputs]
         self.frontiers = {y: FrontierState() for y in spec.upstream}
         self.bucket = BucketState()
 
@@ -44,11 +45,21 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     """One micro-batch of one bucket; returns the output frame (candidates + one report)."""
     origins, _end = origins_of(pdf, upstream_ops, st.frontiers)
     ev = pdf["ev"].to_numpy()
-    resolved = []
+    resolved, values = [], []
     for i, ispec in enumerate(spec.inputs):
         rows = pdf[(ev == EV_ROW) & (pdf["inp"].to_numpy() == i)]
-        resolved.append(resolve_input(ispec, rows, origins, st.inputs[i]))
-    values = [frame_values(rows, i, spec.input_fields[i]) for i, (rows, _tl) in enumerate(resolved)]
+        if st.held[i] is not None and len(st.held[i]):
+            rows = pd.concat([st.held[i], rows], ignore_index=True)
+        rows = rows.reset_index(drop=True)
+        keys = {k: rows[k].to_numpy() for k in ("leaf", "seq", "sub", "T", "Tup")}
+        keys["tie"] = rows["tie"].tolist()
+        r = resolve_input(ispec, keys, origins, st.inputs[i], need_arrival=True)
+        st.held[i] = rows.iloc[r.held].reset_index(drop=True) if len(r.held) else None
+        usable = rows.iloc[r.order].reset_index(drop=True)
+        usable["rel"] = r.rel
+        usable["arrival"] = r.arrival
+        resolved.append((usable, r.clock))
+        values.append(frame_values(usable, i, spec.input_fields[i]))
     emitted, changes, tls = run_bucket(st.op, st.bucket, resolved, lambda i, idx: values[i][idx])
     n = len(emitted)
     out = {"ev": [EV_ROW] * n + [EV_META], "bucket": [bucket] * (n + 1),

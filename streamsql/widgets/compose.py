@@ -1,0 +1,212 @@
+"""The composed workbench: a query's live rows, an injector per input stream, the timeline and
+the step table in one widget; or a scenario file with step controls around the same views."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import ipywidgets as widgets
+
+from .hooks import settle
+from .injector import Injector
+from .live import QueryView
+from .render import short
+from .scenario import Scenario, ScenarioPlayer
+from .steps import StepTable
+from .timeline import Timeline, timeline_summary
+from . import vega
+
+
+def _section(title: str) -> widgets.HTML:
+    return widgets.HTML(f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>')
+
+
+class WorkbenchView(widgets.VBox):
+    """Everything about one query. ``injectors=False`` leaves out the injectors (a scenario
+    supplies the events); ``player`` numbers the step table by the scenario's lines."""
+
+    def __init__(self, q, *, limit: int = 20, bounds: bool = False, injectors: bool = True, player=None,
+                 steps_limit: int | None = 50):
+        self.q = q
+        self.wb = q.wb
+        self.live = QueryView(q, limit=limit, bounds=bounds)
+        self.injectors: dict[str, Injector] = {}
+        if injectors:
+            for s in q.plan.streams:
+                self.injectors[s] = Injector(self.wb, s, on_event=self.refresh)
+        self.timeline = Timeline(q)
+        self.steps = StepTable(q, limit=steps_limit, player=player,
+                               base=player.base if player is not None else 0)
+        children = [self.live]
+        if self.injectors:
+            children += [_section("Inject")] + list(self.injectors.values())
+        children += [_section("Timeline"), self.timeline, _section("Steps"), self.steps]
+        super().__init__(children)
+        self.add_class("streamsql-workbench")
+
+    def refresh(self) -> None:
+        """Redraw every part from the engine's current state."""
+        self.live.refresh()
+        self.timeline.refresh()
+        self.steps.refresh()
+        for inj in self.injectors.values():
+            inj.refresh()
+
+    def text(self) -> str:
+        return "\n\n".join([self.live.text(), timeline_summary(self.q), self.steps.text()])
+
+    def _repr_mimebundle_(self, **kwargs):
+        settle(self.wb)
+        self.refresh()
+        data = super()._repr_mimebundle_(**kwargs)
+        data.update(vega.bundle(self.timeline.chart()))
+        data["text/plain"] = self.text()
+        return data
+
+
+class ScenarioView(widgets.VBox):
+    """Load a scenario file and step through it: one event forward, or to any step k (going
+    back replays from the start). The views below follow the scenario's query."""
+
+    def __init__(self, player: ScenarioPlayer | None = None, *, path: str = "", engine: str = "spark",
+                 limit: int = 20, on_spark_start=None):
+        self.player = player
+        self.engine = engine
+        self.limit = limit
+        self.on_spark_start = on_spark_start
+        self.path = widgets.Text(value=str(player.scenario.path) if player else path,
+                                 placeholder="scenarios/NAME (.sql / .events.jsonl)",
+                                 description="scenario", layout=widgets.Layout(width="420px"))
+        self.load_button = widgets.Button(description="Load", icon="folder-open")
+        self.load_button.on_click(lambda _b: self.load())
+        self.restart_button = widgets.Button(description="Restart", icon="fast-backward")
+        self.restart_button.on_click(lambda _b: self.goto(0))
+        self.step_button = widgets.Button(description="Step", icon="step-forward", button_style="primary")
+        self.step_button.add_class("streamsql-step")
+        self.step_button.on_click(lambda _b: self.step())
+        self.k = widgets.BoundedIntText(value=0, min=0, max=0, description="step k",
+                                        layout=widgets.Layout(width="150px"))
+        self.go_button = widgets.Button(description="Go", icon="play")
+        self.go_button.on_click(lambda _b: self.goto(self.k.value))
+        self.status = widgets.HTML()
+        self.body = widgets.VBox()
+        controls = widgets.HBox([self.path, self.load_button, self.restart_button, self.step_button, self.k,
+                                 self.go_button], layout=widgets.Layout(flex_flow="row wrap"))
+        super().__init__([controls, self.status, self.body])
+        self.add_class("streamsql-scenario")
+        self.view: WorkbenchView | None = None
+        if player is not None:
+            self._bind(player)
+        self._show()
+
+    # ------------------------------------------------------------------ actions
+
+    def load(self, path: str | Path | None = None) -> None:
+        """Load the scenario at ``path`` (or the path box) and stand before its first event."""
+        if path is not None:
+            self.path.value = str(path)
+        try:
+            player = ScenarioPlayer(Scenario.load(self.path.value.strip()), engine=self.engine,
+                                    on_spark_start=self.on_spark_start)
+        except Exception as e:  # a bad file or statement: say so, keep the old scenario
+            self._error(e)
+            return
+        if self.player is not None:
+            self.player.close()
+        self.player = player
+        self._bind(player)
+        self._show()
+
+    def step(self) -> None:
+        """Inject the next event of the scenario."""
+        if self.player is not None:
+            self._run(self.player.step)
+
+    def goto(self, k: int) -> None:
+        """Be just after step k."""
+        if self.player is not None:
+            self._run(lambda: self.player.goto(k))
+
+    def _run(self, f) -> None:
+        try:
+            f()
+        except Exception as e:
+            self._error(e)
+            return
+        if self.view is not None:
+            self.view.refresh()
+        self._show()
+
+    # ------------------------------------------------------------------ display
+
+    def _bind(self, player: ScenarioPlayer) -> None:
+        player.on_restart(self._rebind)
+        self._rebind(player)
+
+    def _rebind(self, player: ScenarioPlayer) -> None:
+        self.view = WorkbenchView(player.q, limit=self.limit, injectors=False, player=player, steps_limit=None)
+        self.body.children = [self.view]
+
+    def _error(self, e: Exception) -> None:
+        msg = e.caret() if hasattr(e, "caret") and getattr(e, "sql", None) else str(e)
+        self.status.value = (f'<pre class="streamsql-message" style="color:#b00020">error: '
+                             f'{html.escape(msg)}</pre>')
+
+    def status_text(self) -> str:
+        p = self.player
+        if p is None:
+            return "No scenario loaded."
+        nxt = p.next_event()
+        lines = [f"Scenario {p.scenario.name}: step {p.pos} of {p.total}"
+                 + (f"; next: {_describe(nxt)}" if nxt else "; all events injected")]
+        ok, why = p.check()
+        if ok is not None:
+            lines.append(("✓ " if ok else "✗ ") + why)
+        return "\n".join(lines)
+
+    def _show(self) -> None:
+        p = self.player
+        if p is not None:
+            self.k.max = p.total
+            self.k.value = p.pos
+        self.step_button.disabled = p is None or p.pos >= p.total
+        self.status.value = (f'<pre class="streamsql-status" style="margin:2px 0">'
+                             f'{html.escape(self.status_text())}</pre>')
+
+    def text(self) -> str:
+        parts = [self.status_text()]
+        if self.view is not None:
+            parts.append(self.view.text())
+        return "\n\n".join(parts)
+
+    def _repr_mimebundle_(self, **kwargs):
+        if self.view is not None:
+            settle(self.view.wb)
+            self.view.refresh()
+        self._show()
+        data = super()._repr_mimebundle_(**kwargs)
+        if self.view is not None:
+            data.update(vega.bundle(self.view.timeline.chart()))
+        data["text/plain"] = self.text()
+        return data
+
+
+def _describe(ev) -> str:
+    if ev.kind == "row":
+        vals = " ".join(str(v) for v in (ev.values or {}).values())
+        return f"{ev.stream} row {short(ev.rowtime)} {vals}".rstrip()
+    if ev.kind == "bound":
+        return f"{ev.stream} {'strict ' if ev.strict else ''}bound {short(ev.rowtime)}"
+    return f"{ev.stream} {ev.producer or 'default'} {ev.kind}"
+
+
+def workbench(query=None, *, scenario: str | Path | None = None, engine: str = "spark", limit: int = 20,
+              bounds: bool = False, on_spark_start=None):
+    """The composed workbench view of a running query (``streamsql.workbench(q)``), or of a
+    scenario file to step through (``streamsql.workbench(scenario="scenarios/union_merge")``)."""
+    if scenario is not None:
+        player = ScenarioPlayer(scenario, engine=engine, on_spark_start=on_spark_start)
+        return ScenarioView(player, engine=engine, limit=limit, on_spark_start=on_spark_start)
+    if query is None:
+        raise TypeError("workbench() needs a query (a ContinuousQuery) or scenario=PATH")
+    return WorkbenchView(query, limit=limit, bounds=bounds)

@@ -1,0 +1,148 @@
+"""The live view of one continuous query: released rows with their step and rowtime, the query's
+output bound and each input stream's clock, redrawn when rows are released or events injected."""
+from __future__ import annotations
+
+import threading
+from contextlib import nullcontext
+from types import SimpleNamespace
+
+import ipywidgets as widgets
+
+from ..engine import time as T
+from ..engine.trace import steps
+from ..engine.types import format_value
+from .hooks import Debounced, on_inject, weak_method
+from .render import html_lines, html_table, text_table, ts
+
+
+def input_clocks(q) -> list[tuple[str, int | None]]:
+    """``(stream, clock)`` for each stream the query reads, in query order."""
+    out = []
+    for s in q.plan.streams:
+        try:
+            out.append((s, q.wb.clock(s)))
+        except Exception:  # a dropped stream has no clock any more
+            out.append((s, None))
+    return out
+
+
+def snapshot(q) -> SimpleNamespace:
+    """A consistent copy of what a query has released so far (Spark's sink thread appends to
+    ``rows`` and ``bounds`` while a view reads them)."""
+    with getattr(q, "_lock", None) or nullcontext():
+        return SimpleNamespace(rows=list(q.rows), bounds=dict(q.bounds), fields=q.fields,
+                               output_bound=q.output_bound)
+
+
+def bound_at(bounds: dict[int, int], step: int) -> int | None:
+    """The output bound right after ``step`` (``ContinuousQuery.output_bound_at`` on a copy)."""
+    best = None
+    for s in sorted(bounds):
+        if s > step:
+            break
+        best = bounds[s]
+    return best
+
+
+def output_entries(q, bounds: bool = False) -> list[dict]:
+    """Released rows in release order; with ``bounds``, also a line each time the output bound
+    moves past both the last bound line and the last released row (the replay rule)."""
+    snap = snapshot(q)
+    out = []
+    last_bound = last_row = T.NO_TIME
+    for st in steps(snap, []):
+        for r in st.rows:
+            out.append({"step": st.step, "rowtime": r.rowtime,
+                        "cells": [format_value(v, f.type) for f, v in zip(snap.fields, r.values)]})
+            last_row = max(last_row, r.rowtime)
+        if bounds:
+            b = bound_at(snap.bounds, st.step)
+            if b is not None and b > last_bound and b > last_row:
+                out.append({"step": st.step, "bound": b})
+                last_bound = b
+    return out
+
+
+class QueryView(widgets.VBox):
+    """Watch a query: rows as they are released (the last ``limit``), its output bound and the
+    clocks of its inputs. ``bounds=True`` interleaves the output bound's moves (like ``--bounds``)."""
+
+    def __init__(self, q, limit: int = 20, bounds: bool = False):
+        self.q = q
+        self.limit = max(0, int(limit))
+        self.bounds = bounds
+        self.status = widgets.HTML()
+        self.table = widgets.HTML()
+        super().__init__([self.status, self.table])
+        self.add_class("streamsql-query")
+        self._lock = threading.Lock()
+        self._later = Debounced(weak_method(self.refresh))
+        q.on_release(self._later.trigger)
+        on_inject(q.wb, self._later.trigger)
+        self.refresh()
+
+    # ------------------------------------------------------------------ content
+
+    def status_lines(self) -> list[str]:
+        q = self.q
+        n = len(q.rows)
+        state = "running" if q.running else "stopped"
+        lines = [f"Query {q.name} ({state}): {n} row{'s' if n != 1 else ''} released, "
+                 f"output bound {ts(q.output_bound)}",
+                 "Clocks: " + ", ".join(f"{s} {ts(c)}" for s, c in input_clocks(q))]
+        if q.error:
+            lines.append(f"Error: {q.error}")
+        return lines
+
+    def header(self) -> list[str]:
+        return ["STEP", "ROWTIME"] + self.q.columns
+
+    def rows(self) -> tuple[list[list[str]], list[str], int]:
+        """The shown table rows, their classes, and how many entries there are in all."""
+        entries = output_entries(self.q, self.bounds)
+        shown = entries[-self.limit:] if self.limit else []
+        ncols = len(self.q.columns)
+        rows, classes = [], []
+        for e in shown:
+            if "bound" in e:
+                rows.append([str(e["step"]), f"bound {ts(e['bound'])}"] + [""] * ncols)
+                classes.append("bound")
+            else:
+                rows.append([str(e["step"]), ts(e["rowtime"])] + e["cells"])
+                classes.append("")
+        return rows, classes, len(entries)
+
+    def _footer(self, shown: int, total: int) -> str | None:
+        return f"(last {shown} of {total})" if shown < total else None
+
+    def text(self) -> str:
+        rows, _classes, total = self.rows()
+        parts = self.status_lines()
+        parts.append(text_table(self.header(), rows) if rows else "(no rows released yet)")
+        foot = self._footer(len(rows), total)
+        if foot:
+            parts.append(foot)
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ updates
+
+    def refresh(self, wait: bool = False) -> None:
+        """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
+        every event injected so far (never from a release callback: that would deadlock)."""
+        if wait and self.q.running:
+            try:
+                self.q.wait(120)
+            except Exception:
+                pass  # the error is in q.error and shown in the status
+        with self._lock:
+            rows, classes, total = self.rows()
+            self.status.value = html_lines(self.status_lines(), "streamsql-status")
+            foot = self._footer(len(rows), total)
+            self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
+                                + (f"<div>{foot}</div>" if foot else ""))
+
+    def _repr_mimebundle_(self, **kwargs):
+        self.refresh(wait=True)
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = self.text()
+        return data

@@ -1,0 +1,57 @@
+"""Deterministic text and HTML for tables: no ids, no wall-clock times, so that notebook outputs
+compare equal under nbval from one run to the next."""
+from __future__ import annotations
+
+import html
+
+from ..engine import time as T
+from ..engine.trace import format_table
+
+#: inline style shared by every table (no <style> blocks with generated class names)
+_TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
+_CELL = "border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:pre"
+
+
+def ts(ms: int | None) -> str:
+    """A time for people: ``2006-10-10 10:00:00``, or ``none`` before a stream has a clock."""
+    if ms is None or ms <= T.NO_TIME:
+        return "none"
+    if ms >= T.END_OF_TIME:
+        return "end of time"
+    return T.format_timestamp(ms)
+
+
+def short(ms: int | None) -> str:
+    """``HH:MM[:SS]`` (the step tables' form), or ``none``."""
+    if ms is None or ms <= T.NO_TIME:
+        return "none"
+    if ms >= T.END_OF_TIME:
+        return "end of time"
+    return T.format_time_of_day(ms)
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    """The engine's ``a | b`` table layout (``trace.format_table``)."""
+    return format_table([list(map(str, header))] + [list(map(str, r)) for r in rows])
+
+
+def html_table(header: list[str], rows: list[list[str]], css_class: str, *, caption: str | None = None,
+               row_classes: list[str] | None = None) -> str:
+    """An HTML table with a stable class (the browser test and people's CSS find it by class);
+    ``data-rows`` holds the number of body rows."""
+    out = [f'<table class="{css_class}" data-rows="{len(rows)}" style="{_TABLE}">']
+    if caption:
+        out.append(f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>')
+    out.append("<thead><tr>" + "".join(f'<th style="{_CELL}">{html.escape(str(h))}</th>' for h in header)
+               + "</tr></thead><tbody>")
+    for i, r in enumerate(rows):
+        cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        out.append(f"<tr{cls}>" + "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in r)
+                   + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def html_lines(lines: list[str], css_class: str) -> str:
+    return f'<div class="{css_class}" style="font-family:monospace;font-size:12px">' + \
+        "<br>".join(html.escape(x) for x in lines) + "</div>"
