@@ -13,6 +13,7 @@ from collections import deque
 
 import numpy as np
 
+from .. import time as T
 from ..expr import compile_expr
 from ..plan import Join, JoinWindow
 from .base import INF, Candidate, Operator, encode_ints
@@ -40,15 +41,20 @@ class JoinOp(Operator):
         self.f = (lw.following, rw.following)
         self.outer = (node.kind in ("LEFT", "FULL"), node.kind in ("RIGHT", "FULL"))
         self.width = (len(node.left.fields), len(node.right.fields))
-        self.kept = (deque(), deque())                 # per side, in rowtime order
+        self.kept = (deque(), deque())                 # per side, in rowtime order: rows that can match
         self.by_key = ({}, {})                         # per side: key -> deque of _Kept
         self.unmatched = (deque(), deque())            # outer sides: kept rows not matched yet
+        self.nulls = (deque(), deque())                # outer sides: rows with a NULL key (never match)
         self.discovered = 0
         self._compile()
 
     def _compile(self):
         self.key_fns = ([compile_expr(l) for l, _ in self.node.equi], [compile_expr(r) for _, r in self.node.equi])
         self.residual_fn = compile_expr(self.node.residual) if self.node.residual is not None else None
+
+    def __setstate__(self, d):
+        d.setdefault("nulls", (deque(), deque()))
+        super().__setstate__(d)
 
     # ------------------------------------------------------------------ rows
 
@@ -57,28 +63,33 @@ class JoinOp(Operator):
         key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
         out = []
         me = _Kept(rowtime, arrival, row, key)
-        if None not in key:
-            for other in self.by_key[j].get(key, ()):
-                if not self._overlap(i, rowtime, j, other.r):
-                    continue
-                l, r = (me, other) if i == 0 else (other, me)
-                if self.residual_fn is not None:
-                    if self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r)) is not True:
-                        continue
-                me.matched = True
-                other.matched = True
-                stamp = max(l.r - self.f[0], r.r - self.f[1])
-                out.append(Candidate(stamp, encode_ints(seq, 0) + me.arrival + other.arrival,
-                                     tuple(l.row) + tuple(r.row)))
-        # keep the row while a future row of the other side could overlap it
-        if clocks[j] - self.f[j] <= rowtime + self.p[i]:
-            self.kept[i].append(me)
-            if None not in key:
-                self.by_key[i].setdefault(key, deque()).append(me)
-            if self.outer[i] and not me.matched:
+        if None in key:
+            # a NULL key never matches: an inner side forgets the row at once, an outer side keeps
+            # it only until it is released unmatched
+            if self.outer[i]:
+                self.nulls[i].append(me)
                 self.unmatched[i].append(me)
-        elif self.outer[i] and not me.matched:
-            out.append(self._unmatched(i, me, seq))
+            return out
+        for other in self.by_key[j].get(key, ()):
+            if not self._overlap(i, rowtime, j, other.r):
+                continue
+            l, r = (me, other) if i == 0 else (other, me)
+            if self.residual_fn is not None:
+                if self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r)) is not True:
+                    continue
+            me.matched = True
+            other.matched = True
+            stamp = max(l.r - self.f[0], r.r - self.f[1])
+            out.append(Candidate(stamp, encode_ints(seq, 0) + me.arrival + other.arrival,
+                                 tuple(l.row) + tuple(r.row)))
+        # Keep the row while a future row of the other side could overlap it. Whether one still can
+        # is decided by on_clocks, which the runtimes call after all rows of the event: rows of the
+        # other input that arrive in the same event (a self-join, a join of a stream with an
+        # aggregate of it) are not in ``clocks``'s past, and must still find this row.
+        self.kept[i].append(me)
+        self.by_key[i].setdefault(key, deque()).append(me)
+        if self.outer[i] and not me.matched:
+            self.unmatched[i].append(me)
         return out
 
     def _overlap(self, i, ri, j, rj) -> bool:
@@ -99,13 +110,15 @@ class JoinOp(Operator):
             q = self.kept[i]
             while q and limit > q[0].r + self.p[i]:
                 k = q.popleft()
-                if None not in k.key:
-                    lst = self.by_key[i][k.key]
-                    lst.popleft()
-                    if not lst:
-                        del self.by_key[i][k.key]
+                lst = self.by_key[i][k.key]
+                lst.popleft()
+                if not lst:
+                    del self.by_key[i][k.key]
                 if self.outer[i] and not k.matched:
                     out.append(self._unmatched(i, k, seq))
+            n = self.nulls[i]
+            while n and limit > n[0].r + self.p[i]:
+                out.append(self._unmatched(i, n.popleft(), seq))
             u = self.unmatched[i]
             while u and (u[0].matched or limit > u[0].r + self.p[i]):
                 u.popleft()
@@ -115,8 +128,9 @@ class JoinOp(Operator):
         w = [INF, INF]
         for i in (0, 1):
             j = 1 - i
-            if self.kept[i]:
-                w[j] = min(w[j], self.kept[i][0].r + self.p[i] + self.f[j] + 1)
+            for q in (self.kept[i], self.nulls[i]):
+                if q:
+                    w[j] = min(w[j], q[0].r + self.p[i] + self.f[j] + 1)
         return tuple(w)
 
     # ------------------------------------------------------------------ bound
@@ -132,20 +146,26 @@ class JoinOp(Operator):
         return a + tuple(u)
 
     def bound_eval(self, params, clocks):
-        c0 = clocks[:, 0] - self.f[0]
-        c1 = clocks[:, 1] - self.f[1]
+        def shift(c, d):
+            # a clock that is still "no time" (or already the end of time) stays so when shifted
+            return np.where(c <= T.NO_TIME, T.NO_TIME, np.where(c >= T.END_OF_TIME, T.END_OF_TIME, c + d))
+        c0 = shift(clocks[:, 0], -self.f[0])
+        c1 = shift(clocks[:, 1], -self.f[1])
         terms = [np.maximum(params[:, 0], c1), np.maximum(params[:, 1], c0), np.maximum(c0, c1),
                  params[:, 2], params[:, 3]]
         if self.outer[0]:
-            terms.append(clocks[:, 0] + self.p[0])
+            terms.append(shift(clocks[:, 0], self.p[0]))
         if self.outer[1]:
-            terms.append(clocks[:, 1] + self.p[1])
-        return np.minimum.reduce(terms)
+            terms.append(shift(clocks[:, 1], self.p[1]))
+        return np.minimum.reduce(terms).astype(np.int64)
 
     def explain_bound(self, clocks, names):
-        from .. import time as T
-        fmt = T.format_timestamp
-        c = [clocks[0] - self.f[0], clocks[1] - self.f[1]]
+        def fmt(t):
+            return T.format_timestamp(max(T.NO_TIME, min(T.END_OF_TIME, t)))
+
+        def shift(t, d):
+            return t if t <= T.NO_TIME or t >= T.END_OF_TIME else t + d
+        c = [shift(clocks[0], -self.f[0]), shift(clocks[1], -self.f[1])]
         terms = []
         for i in (0, 1):
             j = 1 - i
@@ -162,15 +182,16 @@ class JoinOp(Operator):
                               f"the unmatched {names[i]} row at {fmt(q[0].r)} is released when the "
                               f"{names[1 - i]} clock passes {fmt(q[0].r + self.p[i] + self.f[1 - i])}"))
             if self.outer[i]:
-                terms.append((clocks[i] + self.p[i], f"a later {names[i]} row could still be unmatched"))
+                terms.append((shift(clocks[i], self.p[i]), f"a later {names[i]} row could still be unmatched"))
         v, why = min(terms, key=lambda t: t[0])
         return f"{why} (could still produce a row stamped {fmt(v)})"
 
     def state_size(self) -> int:
-        return len(self.kept[0]) + len(self.kept[1])
+        return sum(len(self.kept[i]) + len(self.nulls[i]) for i in (0, 1))
 
     def describe_state(self) -> dict:
         return {"kept": [[k.r for k in list(self.kept[i])[:50]] for i in (0, 1)],
+                "null_keys": [[k.r for k in list(self.nulls[i])[:50]] for i in (0, 1)],
                 "windows": [{"preceding": self.p[i], "following": self.f[i]} for i in (0, 1)]}
 
 

@@ -26,32 +26,6 @@ from .sqlgen import SparkSql, quote_ident
 from .stage import StageSpec, make_processor
 
 
-class _Cols:
-    """The current column names of a branch while its chain is rendered."""
-
-    def __init__(self, names: list[str], rowtime: str):
-        self.names = names
-        self.rowtime = rowtime
-
-    def sql(self) -> SparkSql:
-        return SparkSql(lambda i: quote_ident(self.names[i]), lambda k: quote_ident(self.rowtime))
-
-
-def _apply_chain(df, cols: _Cols, chain: list, tag: str, keep: list[str]):
-    for depth, node in enumerate(chain):
-        r = cols.sql()
-        if isinstance(node, Filter):
-            df = df.where(r(node.cond))
-            continue
-        new = [f"{tag}{depth}_{j}" for j in range(len(node.exprs))]
-        rt_name = f"{tag}{depth}_rt"
-        rt_sql = r(node.rowtime) if node.rowtime is not None else quote_ident(cols.rowtime)
-        exprs = [f"{r(e)} AS {quote_ident(n)}" for e, n in zip(node.exprs, new)]
-        df = df.selectExpr(*keep, f"{rt_sql} AS {quote_ident(rt_name)}", *exprs)
-        cols = _Cols(new, rt_name)
-    return df, cols
-
-
 def partition_exprs(node) -> list[list[Expr]]:
     """Per operator input, the expressions whose values pick a row's key bucket."""
     if isinstance(node, Aggregate):
@@ -137,41 +111,101 @@ class SparkQuery:
         return InputSpec(leaves, post)
 
     def _input_frame(self, st, src, outs, streams, cat):
-        parts = [src.where("ev = 2").selectExpr(
-            "CAST(2 AS TINYINT) AS ev", "0 AS inp", "0 AS leaf", "seq", "0 AS sub", "CAST(0 AS BIGINT) AS T",
-            "CAST(0 AS BIGINT) AS Tup", "CAST(NULL AS BINARY) AS tie", "CAST(0 AS BIGINT) AS ort", "tl AS blob",
-            "-1 AS up")]
-        for y in self._upstream(st):
-            parts.append(outs[y].where("ev = 3").selectExpr(
-                "CAST(3 AS TINYINT) AS ev", "0 AS inp", "0 AS leaf", "CAST(0 AS BIGINT) AS seq", "0 AS sub",
-                "CAST(0 AS BIGINT) AS T", "CAST(0 AS BIGINT) AS Tup", "CAST(NULL AS BINARY) AS tie",
-                "CAST(0 AS BIGINT) AS ort", "blob", f"{y} AS up"))
-        for i, inp in enumerate(st.inputs):
-            merged = [spark_type_ddl(f.type) for f in inp.fields]
-            for j, lf in enumerate(inp.leaves):
-                if lf.stream is not None:
-                    k = streams.index(lf.stream)
-                    n = len(cat.streams[lf.stream].fields)
-                    base = src.where(f"ev = 0 AND src = {k}").selectExpr(
-                        "seq", "sub", "rowtime AS Tup", "CAST(NULL AS BINARY) AS tie", "rowtime AS rt0",
-                        *[f"{stream_prefix(k)}c{c} AS c{c}" for c in range(n)])
+        """One DataFrame per origin (the log source, each upstream stage), each read once: every
+        event becomes the rows of the leaves it feeds (``explode`` of an array of structs), so the
+        source is scanned once per stage whatever the number of leaves."""
+        value_types = [[spark_type_ddl(f.type) for f in inp.fields] for inp in st.inputs]
+        all_values = [(value_col(i, m), t) for i, ts in enumerate(value_types) for m, t in enumerate(ts)]
+
+        def pairs(fixed: dict, values: dict) -> list[tuple[str, str]]:
+            return [(k, fixed[k]) for k in _STD] + [(c, values.get(c, f"CAST(NULL AS {t})")) for c, t in all_values]
+
+        def struct(fixed: dict, values: dict) -> str:
+            return "named_struct(" + ", ".join(f"'{k}', {v}" for k, v in pairs(fixed, values)) + ")"
+
+        def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
+            """(condition, struct) of one leaf: its chain and the post-merge chain inlined."""
+            conds = []
+            cur, cur_rt = cols, rt
+            for node in lf.chain:
+                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
+                if isinstance(node, Filter):
+                    conds.append(r(node.cond))
                 else:
-                    n = len(self.nodes[lf.stage].fields)
-                    base = outs[lf.stage].where("ev = 0").selectExpr(
-                        "seq", "0 AS sub", "T AS Tup", "tie", "T AS rt0", *[f"o{c} AS c{c}" for c in range(n)])
-                cols = _Cols([f"c{c}" for c in range(n)], "rt0")
-                df, cols = _apply_chain(base, cols, lf.chain, f"l{i}_{j}_", ["seq", "sub", "Tup", "tie"])
-                df = df.selectExpr("seq", "sub", "Tup", "tie", f"{quote_ident(cols.rowtime)} AS T",
-                                   f"{quote_ident(cols.rowtime)} AS ort",
-                                   *[f"CAST({quote_ident(c)} AS {t}) AS m{m}" for m, (c, t) in enumerate(zip(cols.names, merged))])
-                mcols = _Cols([f"m{m}" for m in range(len(merged))], "ort")
-                df, mcols = _apply_chain(df, mcols, inp.post, f"p{i}_", ["seq", "sub", "Tup", "tie", "T"])
-                df = df.selectExpr("CAST(0 AS TINYINT) AS ev", f"{i} AS inp", f"{j} AS leaf", "seq", "CAST(sub AS INT) AS sub",
-                                   "T", "Tup", "tie", f"{quote_ident(mcols.rowtime)} AS ort",
-                                   "CAST(NULL AS BINARY) AS blob", "-1 AS up",
-                                   *[f"{quote_ident(c)} AS {value_col(i, m)}" for m, c in enumerate(mcols.names)])
-                parts.append(df)
-        return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+                    cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
+                    cur = [r(e) for e in node.exprs]
+            merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, value_types[i])]
+            T_ = cur_rt
+            cur, cur_rt = merged, T_
+            for node in st.inputs[i].post:
+                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
+                if isinstance(node, Filter):
+                    conds.append(r(node.cond))
+                else:
+                    cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
+                    cur = [r(e) for e in node.exprs]
+            fixed = {"ev": "CAST(0 AS TINYINT)", "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
+                     "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
+                     "blob": "CAST(NULL AS BINARY)", "up": "-1"}
+            values = {value_col(i, m): f"CAST(({c}) AS {value_types[i][m]})" for m, c in enumerate(cur)}
+            return " AND ".join(f"({c})" for c in conds) or "TRUE", pairs(fixed, values)
+
+        meta_fixed = {"inp": "0", "leaf": "0", "seq": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
+                      "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)", "ort": "CAST(0 AS BIGINT)"}
+        frames = []
+        stream_leaves = [(i, j, lf) for i, inp in enumerate(st.inputs) for j, lf in enumerate(inp.leaves)
+                         if lf.stream is not None]
+        per_stream = [streams.index(lf.stream) for _i, _j, lf in stream_leaves]
+        if stream_leaves and len(set(per_stream)) == len(per_stream):
+            # every stream feeds one leaf: route by a CASE on the stream per column (no explode)
+            frames.append(self._switch_frame(src, stream_leaves, streams, cat, leaf_struct, all_values))
+        elif stream_leaves:
+            cases = [f"CASE WHEN ev = 2 THEN {struct({**meta_fixed, 'ev': 'CAST(2 AS TINYINT)', 'seq': 'seq', 'blob': 'tl', 'up': '-1'}, {})} END"]
+            for i, j, lf in stream_leaves:
+                k = streams.index(lf.stream)
+                n = len(cat.streams[lf.stream].fields)
+                cond, ps = leaf_struct(i, j, lf, [f"`{stream_prefix(k)}c{c}`" for c in range(n)], "rowtime",
+                                       "seq", "CAST(sub AS INT)", "rowtime", "CAST(NULL AS BINARY)")
+                st_ = "named_struct(" + ", ".join(f"'{a}', {b}" for a, b in ps) + ")"
+                cases.append(f"CASE WHEN ev = 0 AND src = {k} AND {cond} THEN {st_} END")
+            frames.append(src.selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
+        for y in self._upstream(st):
+            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END"]
+            for i, inp in enumerate(st.inputs):
+                for j, lf in enumerate(inp.leaves):
+                    if lf.stage != y:
+                        continue
+                    n = len(self.nodes[y].fields)
+                    cond, ps = leaf_struct(i, j, lf, [f"o{c}" for c in range(n)], "T", "seq", "0", "T", "tie")
+                    st_ = "named_struct(" + ", ".join(f"'{a}', {b}" for a, b in ps) + ")"
+                    cases.append(f"CASE WHEN ev = 0 AND {cond} THEN {st_} END")
+            frames.append(outs[y].selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
+        return reduce(lambda a, b: a.unionByName(b), frames)
+
+    @staticmethod
+    def _switch_frame(src, stream_leaves, streams, cat, leaf_struct, all_values):
+        """The source's rows and timeline records in one projection: each column is a CASE over
+        the stream the row came from; rows no leaf wants are filtered out."""
+        by_col: dict[str, list[str]] = {}
+        conds = ["ev = 2"]
+        for i, j, lf in stream_leaves:
+            k = streams.index(lf.stream)
+            n = len(cat.streams[lf.stream].fields)
+            cond, fields = leaf_struct(i, j, lf, [f"`{stream_prefix(k)}c{c}`" for c in range(n)], "rowtime",
+                                       "seq", "CAST(sub AS INT)", "rowtime", "CAST(NULL AS BINARY)")
+            conds.append(f"(ev = 0 AND src = {k} AND {cond})")
+            for name, expr in fields:
+                by_col.setdefault(name, []).append(f"WHEN src = {k} THEN {expr}")
+        tl = {"ev": "CAST(2 AS TINYINT)", "inp": "0", "leaf": "0", "seq": "seq", "sub": "0",
+              "T": "CAST(0 AS BIGINT)", "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)",
+              "ort": "CAST(0 AS BIGINT)", "blob": "tl", "up": "-1"}
+        cols = []
+        types = dict(all_values)
+        for name in _STD + [c for c, _t in all_values]:
+            whens = " ".join(by_col.get(name, []))
+            other = tl.get(name, f"CAST(NULL AS {types.get(name, 'STRING')})")
+            cols.append(f"CASE WHEN ev = 2 THEN {other} {whens} END AS `{name}`" if whens else f"{other} AS `{name}`")
+        return src.where(" OR ".join(conds)).selectExpr(*cols)
 
     def _bucketed(self, df, st, buckets: int):
         if buckets == 1:
