@@ -20,6 +20,7 @@ from ...types import spark_type_ddl
 from ..plans import build_stages, make_operator, normalize, stream_inputs
 from .frames import value_col
 from .inputs import InputSpec, LeafSpec
+from . import precombine
 from .sink import Sink
 from .source import NAME, stream_prefix
 from .sqlgen import SparkSql, quote_ident
@@ -83,7 +84,18 @@ class SparkQuery:
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
                               {y: (nodes[y], buckets) for y in self._upstream(st)}, tables)
+            pre = isinstance(st.node, Aggregate) and precombine.eligible(st.node, st)
+            if pre:
+                r = SparkSql(lambda c: quote_ident(value_col(0, c)), lambda k: "ort")
+                df = df.selectExpr("*", *[f"{r(k)} AS pk{m}" for m, k in enumerate(st.node.keys)],
+                                   *[f"{r(a.arg) if a.arg is not None else 'CAST(NULL AS INT)'} AS pa{c}"
+                                     for c, a in enumerate(st.node.aggs)])
             df = self._bucketed(df, st, n_b)
+            if pre:
+                from pyspark.sql.types import BinaryType, StructField, StructType
+                schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
+                df = df.mapInPandas(precombine.combiner(st.node, len(st.node.keys), schema.fieldNames()), schema)
+            sspec.precombined = pre
             out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
                                 [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(st.node.fields)] +
                                 ["blob BINARY"])

@@ -16,6 +16,7 @@ from ...plan import Field, Node
 from .frames import EV_META, EV_ROW, frame_values, origins_of
 from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
+from .precombine import Partial, PrecombinedAggregate
 
 
 @dataclass
@@ -28,6 +29,7 @@ class StageSpec:
     buckets: int
     upstream: dict            # stage index -> (plan node, buckets)
     tables: dict
+    precombined: bool = False  # rows are GROUP BY partials (see precombine.py)
 
 
 class HostState:
@@ -59,8 +61,12 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         usable["rel"] = r.rel
         usable["arrival"] = r.arrival
         resolved.append((usable, r.clock))
-        values.append(frame_values(usable, i, spec.input_fields[i]))
-    emitted, changes, tls = run_bucket(st.op, st.bucket, resolved, lambda i, idx: values[i][idx])
+        if spec.precombined:
+            values.append([Partial(*pickle.loads(p)) for p in usable["part"]])
+        else:
+            values.append(frame_values(usable, i, spec.input_fields[i]))
+    op = PrecombinedAggregate(st.op) if spec.precombined else st.op
+    emitted, changes, tls = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx])
     n = len(emitted)
     out = {"ev": [EV_ROW] * n + [EV_META], "bucket": [bucket] * (n + 1),
            "seq": [e.seq for e in emitted] + [0], "T": [e.cand.stamp for e in emitted] + [0],

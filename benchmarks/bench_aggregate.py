@@ -1,0 +1,140 @@
+"""Aggregation benchmarks (issue 3), beside Spark's native aggregation in the same run.
+
+``--events`` trades (``--tickers`` tickers, one every 100 ms of event time, i.e. about 28 hours
+for a million) replayed from the event log through:
+  - a tumbling per-ticker GROUP BY (hourly COUNT and SUM of volume),
+  - a one-hour sliding per-ticker AVG (OVER RANGE INTERVAL '1' HOUR PRECEDING),
+  - Spark's native ``withWatermark`` + ``groupBy(window(1 hour), ticker)`` over the same log.
+Prints events/s and the ratios; also the state-bound check: state rows of the sliding window
+after 10% of the events and after all of them.
+
+    .venv/bin/python benchmarks/bench_aggregate.py [--events 1000000] [--tickers 20] [--buckets 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from streamsql import Workbench  # noqa: E402
+from streamsql.engine.runtime.spark.session import get_session  # noqa: E402
+from streamsql.engine.runtime.spark.source import NAME  # noqa: E402
+from streamsql.engine.sql import analyze  # noqa: E402
+
+BASE = 1160442000000
+TUMBLING = """SELECT STREAM ticker, COUNT(*) AS trades, SUM(volume) AS volume
+FROM Trades GROUP BY FLOOR(Trades.ROWTIME TO HOUR), ticker"""
+SLIDING = """SELECT STREAM ROWTIME, ticker,
+  AVG(price) OVER (PARTITION BY ticker RANGE INTERVAL '1' HOUR PRECEDING) AS avgPrice
+FROM Trades"""
+
+
+def trades(n: int, tickers: int, seed: int = 7):
+    rng = np.random.default_rng(seed)
+    return {"ROWTIME": BASE + np.arange(n, dtype=np.int64) * 100,
+            "ticker": [f"T{i:02d}" for i in rng.integers(0, tickers, n)],
+            "price": np.round(rng.uniform(10, 200, n), 2),
+            "volume": rng.integers(1, 1000, n).astype(np.int32)}
+
+
+def run_query(wb, sql, start, name) -> tuple[float, int]:
+    plan = analyze(sql, wb.catalog).query
+    t0 = time.perf_counter()
+    q = wb._start_query(plan, name, start_seq=start)
+    q.wait()
+    dt = time.perf_counter() - t0
+    n = q.row_count
+    q.stop()
+    return dt, n
+
+
+def native(spark, wb, start, folder, run) -> tuple[float, int]:
+    cat = wb.catalog
+    d = cat.streams["TRADES"]
+    spec = {"root": str(wb.path), "start": start, "max_events": 0,
+            "streams": [{"uid": d.uid, "fields": [{"name": f.name, "type": f.type.to_json()} for f in d.fields]}]}
+    n = [0]
+
+    def fb(df, _id):
+        n[0] += df.toArrow().num_rows
+    # Spark emits a window only in the batch after the watermark passes it: let it run that batch
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "true")
+    t0 = time.perf_counter()
+    sq = (spark.readStream.format(NAME).option("spec", json.dumps(spec)).load()
+          .where("ev = 0").selectExpr("timestamp_millis(rowtime) AS ts", "s0_c0 AS ticker", "s0_c2 AS volume")
+          .withWatermark("ts", "0 seconds")
+          .groupBy(__import__("pyspark.sql.functions", fromlist=["window"]).window("ts", "1 hour"), "ticker")
+          .agg({"*": "count", "volume": "sum"})
+          .writeStream.outputMode("append").foreachBatch(fb)
+          .option("checkpointLocation", str(folder / f"native-ck{run}")).start())
+    sq.processAllAvailable()
+    dt = time.perf_counter() - t0
+    sq.stop()
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+    return dt, n[0]
+
+
+def state_bound(events: int, tickers: int, folder: Path) -> tuple[int, int]:
+    """State rows of the sliding window after 10% and after 100% of the events (local runtime:
+    the operator is the same object the Spark buckets host)."""
+    with Workbench(folder / "state-ws", engine="local", trace=False) as wb:
+        wb.execute("CREATE STREAM Trades (ticker VARCHAR(5), price DOUBLE, volume INTEGER)")
+        q = wb.query(SLIDING)
+        data = trades(events, tickers)
+        tenth = events // 10
+        sizes = []
+        for lo, hi in ((0, tenth), (tenth, events)):
+            wb.load("Trades", {k: v[lo:hi] for k, v in data.items()})
+            sizes.append(q.handle.root.child.op.state_size() if hasattr(q.handle.root, "child")
+                         else q.handle.root.op.state_size())
+        return sizes[0], sizes[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--tickers", type=int, default=20)
+    ap.add_argument("--buckets", type=int, default=2)
+    ap.add_argument("--state-events", type=int, default=1_000_000)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="streamsql-bench-agg-"))
+    spark = get_session()
+    res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "date": time.strftime("%Y-%m-%d"),
+           "events": a.events, "tickers": a.tickers, "buckets": a.buckets}
+    with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False) as wb:
+        wb.execute("CREATE STREAM Trades (ticker VARCHAR(5), price DOUBLE, volume INTEGER)")
+        start = wb.last_seq
+        wb.load("Trades", trades(a.events, a.tickers))
+        native(spark, wb, start, folder, 0)                       # warm-up
+        tn, nn = min(native(spark, wb, start, folder, r) for r in (1, 2))
+        run_query(wb, TUMBLING, start, "warm")
+        tt, nt = min(run_query(wb, TUMBLING, start, f"tumbling{r}") for r in (1, 2))
+        ts_, ns = run_query(wb, SLIDING, start, "sliding")
+    res.update(native_eps=a.events / tn, tumbling_eps=a.events / tt, sliding_eps=a.events / ts_,
+               native_rows=nn, tumbling_rows=nt, sliding_rows=ns)
+    print(f"{a.events:,} trades, {a.tickers} tickers, {a.buckets} buckets")
+    print(f"  native groupBy(window) + watermark : {res['native_eps']:,.0f} ev/s ({nn} groups emitted)")
+    print(f"  tumbling GROUP BY                  : {res['tumbling_eps']:,.0f} ev/s "
+          f"({res['tumbling_eps'] / res['native_eps']:.2f}x native; target >= 0.5x) ({nt} rows)")
+    print(f"  sliding 1-hour AVG OVER            : {res['sliding_eps']:,.0f} ev/s "
+          f"({res['sliding_eps'] / res['native_eps']:.2f}x native) ({ns} rows)")
+    s1, s2 = state_bound(a.state_events, a.tickers, folder)
+    res.update(state_rows_10pct=s1, state_rows_100pct=s2)
+    print(f"  sliding window state rows: {s1:,} after {a.state_events // 10:,} events, {s2:,} after "
+          f"{a.state_events:,} ({(s2 - s1) / s1 * 100:+.1f}%; bound: within 10%)")
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
