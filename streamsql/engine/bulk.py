@@ -49,58 +49,117 @@ def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
     raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
 
 
-def load_columns(wb, d, data, rowtime: str, chunk: int, progress) -> "LoadResult":
+def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "LoadResult":
+    """``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
+    row; the rows of all streams interleave in the table's order, one step each). An optional
+    boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
     from .workbench import LoadResult
     table = _as_table(data)
     names = {n.upper(): n for n in table.column_names}
+    n = table.num_rows
     if rowtime.upper() not in names:
-        raise EventError(f"no {rowtime} column to load into {d.name}; columns: {', '.join(table.column_names)}")
-    rt = _rowtimes(table.column(names[rowtime.upper()]), rowtime)
-    if rt.dtype != np.int64 or (len(rt) and (pc.any(pc.is_null(table.column(names[rowtime.upper()]))).as_py())):
-        raise EventError(f"column {rowtime} has NULLs; every row needs a rowtime")
-    known = {f.name.upper() for f in d.fields} | {rowtime.upper()}
-    extra = [n for n in table.column_names if n.upper() not in known]
-    if extra:
-        raise EventError(f"stream {d.name} has no column {extra[0]!r} (columns: {', '.join(f.name for f in d.fields)})")
+        raise EventError(f"no {rowtime} column to load; columns: {', '.join(table.column_names)}")
+    rt_col = table.column(names[rowtime.upper()])
+    if rt_col.null_count:
+        raise EventError(f"column {rowtime} has NULLs; every event needs a time")
+    rt = _rowtimes(rt_col, rowtime)
+    is_bound = np.zeros(n, dtype=bool)
+    if "BOUND" in names:
+        is_bound = np.asarray(table.column(names["BOUND"]).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    if streams is None:
+        if "STREAM" not in names:
+            raise EventError("a load without a stream name needs a STREAM column")
+        sname = np.asarray(table.column(names["STREAM"]).to_pylist(), dtype=object)
+        groups = {}
+        for nm in dict.fromkeys(sname.tolist()):
+            d = wb.catalog.stream(str(nm))
+            groups.setdefault(d.name, (d, []))[1].append(nm)
+        parts = [(d, np.nonzero(np.isin(sname, raw))[0]) for d, raw in groups.values()]
+    else:
+        parts = [(streams, np.arange(n))]
+    for d, _pos in parts:
+        st = wb.catalog.state[d.name]
+        others = [p for p in st.attached() if p != "default"]
+        if others or st.pending:
+            raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
+                             "bulk load needs the default producer alone: use inject()")
+    prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound)) for d, pos in parts]
+    c = wb.catalog
+    seq0 = c.next_seq
+    accepted, late_steps, errors_out, feeds_src = 0, [], [], []
+    for d, pos, cols in prepared:
+        a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk, progress)
+        accepted += a
+        late_steps += ls
+        errors_out += errs
+        feeds_src.append(fs)
+    if errors_out:
+        wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
+    c.next_seq = seq0 + n
+    wb._commit_catalog()
+    wb.log.write_head(c.next_seq - 1)
+    if any(getattr(r, "wants_feeds", True) for r in wb._runtimes.values()):
+        feeds = _merge_feeds(feeds_src, errors_out)
+        for r in wb._runtimes.values():
+            r.notify(feeds, c.next_seq - 1)
+    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
+
+
+def _columns(d, table, names, rowtime, pos, is_bound) -> list:
+    take = pa.array(pos, type=pa.int64())
     cols = []
+    known = {f.name.upper() for f in d.fields} | {rowtime.upper(), "STREAM", "BOUND"}
+    extra = [nm for nm in table.column_names if nm.upper() not in known]
+    if extra and len(names) and "STREAM" not in names:
+        raise EventError(f"stream {d.name} has no column {extra[0]!r} (columns: {', '.join(f.name for f in d.fields)})")
+    rows_only = ~is_bound[pos]
     for f in d.fields:
         src = names.get(f.name.upper())
         at = arrow_type(f.type)
         if src is None:
             if not f.type.nullable:
                 raise EventError(f"column {f.name} of stream {d.name} is NOT NULL and was not given")
-            cols.append(pa.nulls(len(rt), at))
+            cols.append(pa.nulls(len(pos), at))
             continue
-        c = table.column(src)
+        col = table.column(src).take(take)
         try:
-            c = pc.cast(c, at) if c.type != at else c
+            col = pc.cast(col, at) if col.type != at else col
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise EventError(f"column {f.name} of stream {d.name}: cannot store {c.type} values as {f.type}: {e}") from None
-        if not f.type.nullable and c.null_count:
-            raise EventError(f"column {f.name} of stream {d.name} is NOT NULL but has {c.null_count} NULLs")
-        if f.type.is_string and f.type.precision is not None and len(c):
-            longest = pc.max(pc.utf8_length(c)).as_py() or 0
+            raise EventError(f"column {f.name} of stream {d.name}: cannot store {col.type} values as {f.type}: {e}") from None
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if not f.type.nullable and rows_only.any() and col.filter(pa.array(rows_only)).null_count:
+            raise EventError(f"column {f.name} of stream {d.name} is NOT NULL but has NULLs")
+        if f.type.is_string and f.type.precision is not None and len(col):
+            longest = pc.max(pc.utf8_length(col)).as_py() or 0
             if longest > f.type.precision:
                 raise EventError(f"column {f.name} of stream {d.name}: a value is longer than {f.type}")
-        cols.append(c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c)
+        cols.append(col)
+    return cols
 
+
+def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progress):
     c = wb.catalog
     st = c.state[d.name]
     prod = st.producers.get(DEFAULT_PRODUCER)
     clock0 = max(st.bound, prod.clock if prod and prod.attached else T.NO_TIME)
     n = len(rt)
+    # a late row does not move the clock, so the clock before event i is the running maximum
     before = np.maximum.accumulate(np.concatenate([[clock0], rt[:-1]])) if n else rt
-    late = rt < before
     after = np.maximum(before, rt)
-    seq0 = c.next_seq
-    seqs = np.arange(seq0, seq0 + n, dtype=np.int64)
-    ok = ~late
+    backwards = bound & (rt < np.maximum.accumulate(np.concatenate([[prod.clock if prod else T.NO_TIME], rt[:-1]])))
+    if backwards.any():
+        i = int(np.nonzero(backwards)[0][0])
+        raise EventError(f"bound {T.format_timestamp(int(rt[i]))} on stream {d.name} (event {i + 1} of the load) "
+                         f"is before the producer's clock; a producer's bound cannot move backwards")
+    late = ~bound & (rt < before)
+    rows = ~bound & ~late
+    moves = bound & (rt > before)
     schema = entry_schema(d.fields)
     err_entries = []
     late_idx = np.nonzero(late)[0]
     if len(late_idx):
         est = c.state[ERROR_STREAM]
-        vals = table.take(pa.array(late_idx)).to_pylist()
+        vals = table.take(pa.array(pos[late_idx], type=pa.int64())).to_pylist()
         for k, i in enumerate(late_idx):
             st.late_count += 1
             clock = int(before[i])
@@ -117,44 +176,42 @@ def load_columns(wb, d, data, rowtime: str, chunk: int, progress) -> "LoadResult
                 log.warning("late row #%d in stream %s (step %d): rowtime %s is before the stream clock %s",
                             st.late_count, d.name, int(seqs[i]), T.format_timestamp(int(rt[i])),
                             T.format_timestamp(clock))
-    idx = np.nonzero(ok)[0]
+    idx = np.nonzero(rows | moves)[0]
+    kinds = np.where(bound, 1, 0).astype(np.int8)
     for a in range(0, max(len(idx), 1), chunk):
         part = idx[a:a + chunk]
         if not len(part):
             break
-        arrays = [pa.array(seqs[part]), pa.array(np.zeros(len(part), np.int8)), pa.array(rt[part]),
-                  pa.array(after[part])] + [col.take(pa.array(part)) for col in cols]
+        take = pa.array(part, type=pa.int64())
+        mask = pa.array(bound[part])
+        arrays = [pa.array(seqs[part]), pa.array(kinds[part]), pa.array(rt[part]), pa.array(after[part])] + \
+                 [pc.if_else(mask, pa.nulls(len(part), col.type), col.take(take)) for col in cols]
         wb.log.write_segments({d.uid: pa.Table.from_arrays(arrays, schema=schema)})
         if progress:
             progress(min(a + chunk, len(idx)), len(idx))
-    if err_entries:
-        wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, err_entries)})
     if n:
         if prod is None or not prod.attached:
             prod = st.producers[DEFAULT_PRODUCER] = Producer()
         prod.clock = max(prod.clock, int(after[-1]))
         st.bound = max(st.bound, int(after[-1]))
-        st.rows_in += int(ok.sum())
-    c.next_seq = seq0 + n
-    wb._commit_catalog()
-    wb.log.write_head(c.next_seq - 1)
-    if any(getattr(rt_, "wants_feeds", True) for rt_ in wb._runtimes.values()):
-        feeds = _feeds(d, seqs, rt, after, cols, ok, err_entries)
-        for rt_ in wb._runtimes.values():
-            rt_.notify(feeds, c.next_seq - 1)
-    return LoadResult(int(ok.sum()), [int(seqs[i]) for i in late_idx], seq0, seq0 + n - 1)
+        st.rows_in += int(rows.sum())
+        st.bounds_in += int(bound.sum())
+    feeds = (d, seqs, rt, after, cols, rows, moves)
+    return int(rows.sum()), [int(seqs[i]) for i in late_idx], err_entries, feeds
 
 
-def _feeds(d, seqs, rt, after, cols, ok, err_entries):
+def _merge_feeds(feeds_src, err_entries):
     """Per-event stream-log entries, for runtimes that process events in-process."""
-    pylists = [c.to_pylist() for c in cols]
-    errs = {e.seq: e for e in err_entries}
-    out = []
-    j = 0
-    for i in range(len(seqs)):
-        s = int(seqs[i])
-        if ok[i]:
-            out.append((s, {d.name: [LogEntry(s, 0, int(rt[i]), int(after[i]), tuple(p[i] for p in pylists))]}))
-        elif s in errs:
-            out.append((s, {ERROR_STREAM: [errs[s]]}))
-    return out
+    by_seq: dict[int, dict] = {}
+    for d, seqs, rt, after, cols, rows, moves in feeds_src:
+        pylists = [c.to_pylist() for c in cols]
+        for i in np.nonzero(rows | moves)[0]:
+            s = int(seqs[i])
+            if rows[i]:
+                e = LogEntry(s, 0, int(rt[i]), int(after[i]), tuple(p[i] for p in pylists))
+            else:
+                e = LogEntry(s, 1, int(after[i]), int(after[i]), None)
+            by_seq.setdefault(s, {}).setdefault(d.name, []).append(e)
+    for e in err_entries:
+        by_seq.setdefault(e.seq, {}).setdefault(ERROR_STREAM, []).append(e)
+    return sorted(by_seq.items())

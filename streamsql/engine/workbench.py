@@ -460,22 +460,18 @@ class Workbench:
                 rt.notify(feeds, c.next_seq - 1)
             return outcomes
 
-    def load(self, stream: str, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
+    def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":
-        """Insert many rows at once, each one an event with its own step, as if the stream's
-        default producer inserted them one by one (same late-row rule, same error stream), but
-        checked and written column-wise. ``data``: a pyarrow Table, pandas DataFrame or dict of
-        columns, with the stream's columns (matched like SQL identifiers) and a ``rowtime``
-        column (timestamps or epoch milliseconds). ``progress(done, total)`` is called per chunk.
+        """Inject many events at once, each with its own step, as if each stream's default
+        producer sent them one by one (same late-row rule, same error stream), but checked and
+        written column-wise. ``data``: a pyarrow Table, pandas DataFrame or dict of columns, with
+        the stream's columns (matched like SQL identifiers) and a ``rowtime`` column (timestamps
+        or epoch milliseconds). With ``stream=None`` a ``STREAM`` column routes each event; a
+        boolean ``BOUND`` column marks punctuation. ``progress(done, total)`` is called per chunk.
         """
         from .bulk import load_columns
         with self._lock:
-            d = self.catalog.stream(stream)
-            st = self.catalog.state[d.name]
-            others = [p for p in st.attached() if p != DEFAULT_PRODUCER]
-            if others or st.pending:
-                raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
-                                 "bulk load needs the default producer alone: use inject()")
+            d = self.catalog.stream(stream) if stream is not None else None
             return load_columns(self, d, data, rowtime, chunk, progress)
 
     def _entries_table(self, stream: str, entries: list[LogEntry]) -> pa.Table:
