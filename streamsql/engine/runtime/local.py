@@ -7,6 +7,7 @@ event, and nothing is batched, bucketed or skipped.
 from __future__ import annotations
 
 import copy
+import heapq
 from typing import Iterable
 
 from .. import time as T
@@ -20,6 +21,8 @@ from ..operators.union import UnionOp
 from .plans import make_operator, normalize, stream_inputs
 
 Rows = list  # [(rowtime, arrival, row)]
+#: held rows listed per operator in each trace record (the earliest ones; the count is exact)
+TRACE_HELD = 20
 
 
 class _Node:
@@ -109,10 +112,11 @@ class _Host(_Node):
 
     def trace(self):
         names = [c.label() for c in self.children]
-        held = [{"rowtime": c.stamp, "values": list(c.row), "waits_for": self._waits_for(c, names)}
-                for c in sorted(self.pending, key=lambda c: (c.stamp, c.tie))]
+        first = heapq.nsmallest(TRACE_HELD, self.pending, key=lambda c: (c.stamp, c.tie))
+        held = [{"rowtime": c.stamp, "values": list(c.row), "waits_for": self._waits_for(c, names)} for c in first]
         mine = {"operator": self.name, "inputs": names, "clocks": list(self.clocks), "present": self.present,
-                "future": self.future, "bound": self.clock, "held": held, "state": self.op.describe_state()}
+                "future": self.future, "bound": self.clock, "held": held, "held_count": len(self.pending),
+                "state": self.op.describe_state()}
         return [t for c in self.children for t in c.trace()] + [mine]
 
     def _waits_for(self, c: Candidate, names: list[str]) -> list[str]:
