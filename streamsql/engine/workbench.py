@@ -74,6 +74,7 @@ class ContinuousQuery:
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._lock = threading.Lock()
         self._chunks: list[pa.Table] = []
+        self._sinks: list = []                    # FileSink objects (write_to)
         self._rows: list[OutputRow] = []          # materialised prefix of the chunks
         self._materialised = 0                    # chunks already in ``_rows``
         self.row_count = 0
@@ -126,11 +127,26 @@ class ContinuousQuery:
         """A released chunk in columns (the Spark sink)."""
         self._append(table if table.num_rows else None, bounds, None)
 
+    def write_to(self, path: str | Path, format: str = "parquet") -> None:
+        """Write released rows to files in ``path`` (``parquet`` or ``csv``) as they are released:
+        through Spark on the Spark engine, with pyarrow on the local one. Rows already released
+        are written at once; a reopened workspace carries on where the files stop."""
+        from .sinks import FileSink
+        sink = FileSink(self, Path(path), format)
+        with self._lock:
+            self._sinks.append(sink)
+            chunks = list(self._chunks)
+        sink.write(chunks)
+        self.wb._query_defs.get(self.name, {}).setdefault("sinks", []).append([str(path), format])
+        self.wb._commit_catalog()
+
     def _append(self, table, bounds: dict[int, int], batches) -> None:
         with self._lock:
             if table is not None:
                 self._chunks.append(table)
                 self.row_count += table.num_rows
+                for sink in self._sinks:
+                    sink.write([table])
             for s in sorted(bounds):
                 b = bounds[s]
                 if b != self.output_bound:
@@ -348,7 +364,9 @@ class Workbench:
                 return self._insert_values(stmt)
             if isinstance(stmt, SelectStatement):
                 if not stmt.query.is_stream:
-                    raise SqlError("relational SELECT is not supported yet", *(_pos(stmt)))
+                    # relational SELECT (issue 7): evaluated at once over tables, VALUES and history
+                    from .relational import run_relational
+                    return run_relational(self, stmt)
                 q = self._start_query(stmt.query, name)
                 return Result(stmt, f"Query {q.name} started", query=q)
             if isinstance(stmt, (CreatePump, AlterPump)):
@@ -427,6 +445,8 @@ class Workbench:
             q = ContinuousQuery(self, name, stmt.query, d["start_seq"], d.get("engine", self.engine))
             q.start_clocks = d.get("start_clocks", {})
             self.queries[name] = q
+            from .sinks import FileSink
+            q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
             self._runtime(q.engine).start(q, resume=True)
 
     # ------------------------------------------------------------------ injection
