@@ -86,6 +86,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound)) for d, pos in parts]
     c = wb.catalog
     seq0 = c.next_seq
+    err_bound0 = c.state[ERROR_STREAM].bound
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in prepared:
         a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk, progress)
@@ -93,16 +94,41 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
         late_steps += ls
         errors_out += errs
         feeds_src.append(fs)
-    if errors_out:
-        wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
     c.next_seq = seq0 + n
-    wb._commit_catalog()
-    wb.log.write_head(c.next_seq - 1)
+    feeds = []
     if any(getattr(r, "wants_feeds", True) for r in wb._runtimes.values()):
         feeds = _merge_feeds(feeds_src, errors_out)
-        for r in wb._runtimes.values():
-            r.notify(feeds, c.next_seq - 1)
+        # in-process queries see each event before the commit (rows a T-sort refuses reach the
+        # error stream at their step); then every error row gets its place in step order
+        extra: dict = {}
+        for seq, feed in feeds:
+            wb._process_inline(seq, feed)
+            if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.seq == seq):
+                extra[seq] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
+        if extra:
+            errors_out = _in_step_order(errors_out + [e for es in extra.values() for e in es], err_bound0,
+                                        c.state[ERROR_STREAM])
+    if errors_out:
+        wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
+    wb._commit_catalog()
+    wb.log.write_head(c.next_seq - 1)
+    for r in wb._runtimes.values():
+        r.notify(feeds, c.next_seq - 1)
     return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
+
+
+def _in_step_order(entries: list, start: int, est) -> list:
+    """Error rows of several origins, ordered by step, stamped with a non-decreasing time (each
+    one's own time is the clock it violated)."""
+    entries = sorted(entries, key=lambda e: e.seq)
+    t = start
+    out = []
+    for e in entries:
+        t = max(t, e.rowtime)
+        vals = (t,) + tuple(e.values[1:])
+        out.append(LogEntry(e.seq, 0, t, t, vals))
+    est.bound = max(est.bound, t)
+    return out
 
 
 def _columns(d, table, names, rowtime, pos, is_bound) -> list:

@@ -100,6 +100,9 @@ class StreamDef:
     foreign: dict | None = None
     history: bool = False
     sql: str = ""
+    # relational SELECT (issue 7): how far back the retained history reaches from the stream's
+    # clock, in ms; None keeps all of it (only meaningful when ``history`` is on)
+    history_window: int | None = None
 
 
 @dataclass
@@ -266,6 +269,19 @@ class Catalog:
         self.pumps.pop(name, None)
         return d
 
+    # ------------------------------------------------------------------ history (issue 7, relational SELECT)
+
+    def set_history(self, name: str, window_ms: int | None = None, *, enabled: bool = True) -> StreamDef:
+        """Let relational queries read a stream's retained history: the rows whose rowtime is
+        within ``window_ms`` of the stream's clock (all of them when None). ``enabled=False``
+        turns it off again (relational queries on the stream are then refused)."""
+        d = self.stream(name)
+        if window_ms is not None and (isinstance(window_ms, bool) or int(window_ms) < 0):
+            raise EventError(f"the history window of {d.name} must be a non-negative number of milliseconds")
+        d.history = bool(enabled)
+        d.history_window = int(window_ms) if (enabled and window_ms is not None) else None
+        return d
+
     def insert_table_rows(self, name: str, rows: list[tuple]):
         self.tables[name].rows.extend(rows)
 
@@ -414,6 +430,18 @@ class Catalog:
             log.warning("late row #%d in stream %s (step %d): rowtime %s is before the stream clock %s",
                         n, d.name, seq, T.format_timestamp(ev.rowtime), T.format_timestamp(clock))
 
+    def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
+        """A row a query's operator refused (a T-sort's late row) goes to the error stream at
+        the step that refused it, stamped with the bound it violated."""
+        est = self.state[ERROR_STREAM]
+        t = max(est.bound, err.bound)
+        est.bound = t
+        est.rows_in += 1
+        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, err.error_values(stream, t, producer)))
+        if _is_power_of_ten(est.rows_in):
+            log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
+                        err.message)
+
     def _safe_values(self, d: StreamDef, values):
         try:
             return self.coerce_values(d, values)
@@ -437,6 +465,7 @@ class Catalog:
             "uid_counter": self._uid_counter,
             "streams": [{"name": d.name, "uid": d.uid, "fields": [_field_json(f) for f in d.fields],
                          "system": d.system, "foreign": d.foreign, "history": d.history, "sql": d.sql,
+                         "history_window": d.history_window,   # relational SELECT (issue 7)
                          "state": _state_json(self.state[d.name], d)}
                         for d in self.streams.values()],
             "tables": [{"name": t.name, "fields": [_field_json(f) for f in t.fields], "sql": t.sql,
@@ -455,6 +484,7 @@ class Catalog:
         for s in j["streams"]:
             fields = [_field_from(f) for f in s["fields"]]
             d = StreamDef(s["name"], s["uid"], fields, s["system"], s["foreign"], s["history"], s["sql"])
+            d.history_window = s.get("history_window")   # relational SELECT (issue 7)
             c.streams[d.name] = d
             c.state[d.name] = _state_from(s["state"], d)
         for t in j["tables"]:

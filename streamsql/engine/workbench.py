@@ -466,6 +466,8 @@ class Workbench:
                 o = c.apply(ev, seq, out)
                 outcomes.append(o)
                 if out:
+                    self._process_inline(seq, out)
+                if out:
                     feeds.append((seq, out))
                     for s, entries in out.items():
                         tables.setdefault(s, []).extend(entries)
@@ -479,6 +481,15 @@ class Workbench:
             for rt in self._runtimes.values():
                 rt.notify(feeds, c.next_seq - 1)
             return outcomes
+
+    def _process_inline(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
+        """Queries that run in-process see the event before it is committed, so that rows their
+        operators refuse (T-sort late rows) reach the error stream at the same step. Queries on
+        the error stream itself see it after those rows were added."""
+        for readers_of_errors in (False, True):
+            for rt in self._runtimes.values():
+                for q, stream, err in rt.process_inline(seq, out, readers_of_errors):
+                    self.catalog.report_operator_error(seq, stream, q.name, err, out)
 
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":
@@ -553,6 +564,16 @@ class Workbench:
             return T.parse_timestamp(t)
         except T.TimeFormatError as e:
             raise EventError(str(e)) from None
+
+    # ------------------------------------------------------------------ history (issue 7, relational SELECT)
+
+    def set_history(self, stream: str, window_ms: int | None = None, *, enabled: bool = True) -> None:
+        """Let relational (non-STREAM) SELECTs read ``stream``'s retained history: its rows within
+        ``window_ms`` of the stream's clock (all of them when None); ``enabled=False`` turns it off.
+        Without history a relational query on the stream fails with ``Cannot convert stream``."""
+        with self._lock:
+            self.catalog.set_history(stream, window_ms, enabled=enabled)
+            self._commit_catalog()
 
     # ------------------------------------------------------------------ state
 

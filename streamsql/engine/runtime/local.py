@@ -87,6 +87,7 @@ class _Host(_Node):
         self.present = T.NO_TIME
         self.future = T.NO_TIME
         self.clocks: list[int] = [T.NO_TIME] * len(children)
+        self.errors: list = []
 
     def step(self, seq, feed):
         inputs = [c.step(seq, feed) for c in self.children]
@@ -97,6 +98,9 @@ class _Host(_Node):
             for rt, arr, row in rows:
                 cands += self.op.on_row(ch, seq, rt, row, clocks, arr)
         cands += self.op.on_clocks(seq, clocks)
+        take = getattr(self.op, "take_errors", None)
+        if take is not None:
+            self.errors += take()
         self.pending += cands
         self.present = min(clocks)
         self.future = self.op.future_bound(clocks)
@@ -155,6 +159,16 @@ class LocalQuery:
         self.query = query
         self.root = _build(normalize(copy.deepcopy(query.root)), tables or {}, start_clocks or {})
         self.streams = set(query.streams)
+        self._hosts = []
+        todo = [self.root]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, _Host):
+                self._hosts.append(n)
+                n.input_stream = n.children[0].label() if n.children else query.streams[0]
+                todo += n.children
+            elif isinstance(n, _RowFn):
+                todo.append(n.child)
 
     @property
     def output_bound(self) -> int:
@@ -164,7 +178,17 @@ class LocalQuery:
         if not any(s in self.streams for s in feed):
             return ReleasedBatch(seq, [], self.root.clock)
         rows = self.root.step(seq, feed)
-        return ReleasedBatch(seq, [OutputRow(seq, rt, row) for rt, _arr, row in rows], self.root.clock)
+        errors = []
+        for h in self._hosts:
+            if h.errors:
+                errors += [(h.input_stream, e) for e in h.errors]
+                h.errors = []
+        return ReleasedBatch(seq, [OutputRow(seq, rt, row) for rt, _arr, row in rows], self.root.clock, errors)
+
+    @property
+    def refuses_rows(self) -> bool:
+        """Whether an operator may refuse rows for the error stream (a T-sort)."""
+        return any(hasattr(h.op, "take_errors") for h in self._hosts)
 
     def process_all(self, events: Iterable[tuple[int, dict[str, list[LogEntry]]]]) -> list[ReleasedBatch]:
         return [self.process(seq, feed) for seq, feed in events]

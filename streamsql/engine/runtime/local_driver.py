@@ -34,6 +34,7 @@ class LocalDriver:
     def __init__(self, wb):
         self.wb = wb
         self.running: dict[str, tuple] = {}
+        self._pending: dict[str, list] = {}    # released batches waiting for the commit
 
     def start(self, q, resume: bool = False) -> None:
         lq = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
@@ -48,9 +49,26 @@ class LocalDriver:
     def wants_feeds(self) -> bool:
         return bool(self.running)
 
-    def notify(self, feeds, head: int) -> None:
+    def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
+        """Process one event before its commit; returns rows operators refused."""
+        from ..catalog import ERROR_STREAM
+        refused = []
         for q, lq in list(self.running.values()):
-            self._feed(q, lq, feeds)
+            if seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
+                continue
+            if not any(s in lq.streams for s in feed):
+                continue
+            b = lq.process(seq, feed)
+            if self.wb.trace:
+                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+            self._pending.setdefault(q.name, []).append(b)
+            refused += [(q, stream, e) for stream, e in b.errors]
+        return refused
+
+    def notify(self, feeds, head: int) -> None:
+        """After the commit: hand each query what it released."""
+        for q, _lq in list(self.running.values()):
+            q._deliver(self._pending.pop(q.name, []))
             q.processed_seq = max(q.processed_seq, head)
 
     def _feed(self, q, lq: LocalQuery, feeds) -> None:

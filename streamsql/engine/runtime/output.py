@@ -18,3 +18,4 @@ class ReleasedBatch:
     seq: int
     rows: list[OutputRow] = field(default_factory=list)
     bound: int | None = None
+    errors: list = field(default_factory=list)   # rows an operator refused (T-sort late rows)

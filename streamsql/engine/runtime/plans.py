@@ -38,6 +38,10 @@ def make_operator(node: Node, tables) -> Operator:
                 rows = list(t.rows) if t is not None else []
                 return LookupJoinOp(node, rows, side)
         return JoinOp(node)
+    from ..plan import Sort
+    if isinstance(node, Sort) and node.is_stream:
+        from ..operators.sort import make_sort_operator
+        return make_sort_operator(node)
     raise SqlError(f"{type(node).__name__} is not supported by this version of the engine yet")
 
 

@@ -38,33 +38,40 @@ class SparkDriver:
 
         handle = sq.start(lambda res: q._deliver_table(*res), on_error)
         self.running[q.name] = (q, sq, handle)
-        if self.wb.trace:
-            # the per-operator trace (presents, held rows and why) comes from the local runtime
-            # run alongside: both give the same output, and it sees every event as it happens
-            from ..local import LocalQuery
-            self.shadows[q.name] = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
+        from ..local import LocalQuery
+        shadow = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
+        if self.wb.trace or shadow.refuses_rows:
+            # the per-operator trace (presents, held rows and why), and rows a T-sort refuses,
+            # come from the local runtime run alongside: it gives the same output, and it sees
+            # every event before it is committed
+            self.shadows[q.name] = shadow
             if resume:
                 from ..local_driver import read_feeds
-                self.notify(read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq), self.wb.last_seq,
-                            only=q.name)
+                for seq, feed in read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq):
+                    shadow.process(seq, feed)
 
     @property
     def wants_feeds(self) -> bool:
         return bool(self.shadows)
 
-    def notify(self, feeds, head: int, only: str | None = None) -> None:
-        # Spark's source polls the log's HEAD; only the trace shadows are fed here
+    def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
+        """Feed the shadows one event before its commit; returns rows a T-sort refused."""
+        from ...catalog import ERROR_STREAM
+        refused = []
         for name, lq in self.shadows.items():
-            if only is not None and name != only:
-                continue
             q = self.running.get(name, (None,))[0]
-            if q is None:
+            if q is None or seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
                 continue
-            for seq, feed in feeds:
-                if seq <= q.start_seq or not any(s in lq.streams for s in feed):
-                    continue
-                b = lq.process(seq, feed)
+            if not any(s in lq.streams for s in feed):
+                continue
+            b = lq.process(seq, feed)
+            if self.wb.trace:
                 q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+            refused += [(q, stream, e) for stream, e in b.errors]
+        return refused
+
+    def notify(self, feeds, head: int) -> None:
+        pass  # Spark's source polls the log's HEAD
 
     def wait(self, q, timeout=None) -> None:
         entry = self.running.get(q.name)

@@ -77,13 +77,17 @@ class SparkQuery:
         nodes: dict[int, object] = {}
         self.nodes = nodes
         tables = cat.tables
+        n_bs: dict[int, int] = {}
         for st in stages[:-1]:
             df = self._input_frame(st, src, outs, streams, cat)
             nodes[st.index] = st.node
-            n_b = buckets
+            # an operator without a partition key (ORDER BY, T-sort) keeps everything in one
+            # bucket; empty buckets would hold its frontier at "no time" for ever
+            n_b = buckets if any(partition_exprs(st.node)) else 1
+            n_bs[st.index] = n_b
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
-                              {y: (nodes[y], buckets) for y in self._upstream(st)}, tables)
+                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables)
             pre = isinstance(st.node, Aggregate) and precombine.eligible(st.node, st)
             if pre:
                 r = SparkSql(lambda c: quote_ident(value_col(0, c)), lambda k: "ort")
@@ -103,7 +107,7 @@ class SparkQuery:
                 make_processor(sspec), out_ddl, "Append", "None")
         sink_stage = stages[-1]
         self.df = self._input_frame(sink_stage, src, outs, streams, cat)
-        upstream = {y: (make_operator(nodes[y], tables), buckets) for y in self._upstream(sink_stage)}
+        upstream = {y: (make_operator(nodes[y], tables), n_bs[y]) for y in self._upstream(sink_stage)}
         self.sink = Sink(folder / "sink", list(plan.columns), self._input_spec(sink_stage.inputs[0], streams, q),
                          upstream, wb.durable)
 

@@ -1,0 +1,321 @@
+"""Streaming ORDER BY and T-sort (SEMANTICS.md 3.6).
+
+**Streaming ORDER BY** (leading key a non-decreasing function of the rowtime). Rows arrive in
+rowtime order, so they already come in leading-key order; only rows sharing one leading-key value
+need reordering. They are buffered per value and released, sorted by the remaining keys, when the
+value is complete: when the input clock reaches the end of its period (the earliest rowtime at
+which the key takes its next value, :class:`~.timekey.TimeKey`), from a row or from a bound.
+
+*Output stamps.* A released row keeps its own rowtime, raised to the highest rowtime of the rows
+sorted before it in its group (the running maximum in ORDER BY order). So stamps never decrease
+along the output, rows released together come out in ORDER BY order (the tie key is the sort
+key), and rows whose ORDER BY order agrees with their rowtimes keep them unchanged: a leading key
+given ``AS ROWTIME`` (Calcite's ``FLOOR(rowtime TO hour) AS rowtime ... ORDER BY FLOOR(rowtime TO
+hour), units DESC``), ``ORDER BY ROWTIME, ...``, or rows already in order. A stamp is never later
+than the group's last row, which the input clock has passed when the group completes, so the
+group leaves at the step that completes it. With no key after the leading one nothing needs
+reordering: each row is passed on at once, stamped with its rowtime (``ORDER BY ROWTIME`` on a
+UNION ALL changes nothing). The earliest stamp still producible is the earliest rowtime buffered,
+or the input clock.
+
+**T-sort** ``ORDER BY ts WITHIN n``: the stamp is ``ts`` (the select list's ``AS ROWTIME``). The
+operator's bound ``W`` is the highest ``ts`` seen minus ``n`` (no bound before the first row;
+input bounds are ignored, as in SQLstream). A row whose ``ts`` is below ``W`` is late: every
+released row is at or below ``W`` and ``W`` was already promised downstream, so such a row could
+not be emitted without breaking either. It is refused and reported on the operator's side channel
+(:meth:`TSortOp.take_errors`), which the runtime writes to the error stream. A row with a NULL
+``ts`` is dropped. Every other row is a candidate at once; the release rule (``ts <= W``, and
+``ts <=`` the input clock) holds it until ``W`` passes it. Ties (equal ``ts``) go by the
+remaining keys, then arrival.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import time as T
+from ..expr import Col, Expr, Rowtime, columns_used, compile_expr, remap
+from ..plan import Aggregate, Filter, Node, Project, Sort, SortKey, Window
+from ..types import dumps_row, to_json_value
+from .base import INF, Candidate, Operator, encode_ints, encode_value
+from .timekey import try_time_key
+
+
+# --------------------------------------------------------------------------- sort keys
+
+def sort_nulls_first(k: SortKey) -> bool:
+    """SQL's default: NULLS LAST for ASC, NULLS FIRST for DESC (NULL is the largest value)."""
+    return k.descending if k.nulls_first is None else k.nulls_first
+
+
+def encode_sort_value(v, k: SortKey) -> bytes:
+    """Bytes that sort like ``v`` under ``k`` (direction and NULLS placement)."""
+    # encode_value places NULL before inverting for DESC, so ask for the opposite placement there
+    return encode_value(v, descending=k.descending, nulls_first=sort_nulls_first(k) != k.descending)
+
+
+# --------------------------------------------------------------------------- leading key periods
+
+class _ShiftedKey:
+    """The periods of ``k(r + shift)`` as a function of ``r`` (a key seen through an aggregation
+    that stamps rows at their period's end: the key's value at ``r`` is ``k(r - 1 ms)``)."""
+
+    def __init__(self, inner, shift: int):
+        self.inner, self.shift = inner, shift
+
+    def period_end(self, t: int) -> int:
+        if t <= T.NO_TIME or t >= T.END_OF_TIME:
+            return t
+        return self.inner.period_end(t + self.shift) - self.shift
+
+    def period_end_array(self, t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.int64)
+        out = self.inner.period_end_array(t + self.shift) - self.shift
+        return np.where((t <= T.NO_TIME) | (t >= T.END_OF_TIME), t, out).astype(np.int64)
+
+
+def lead_time_key(e: Expr, node: Node):
+    """The periods of the leading key ``e`` (an expression over ``node``'s output) as a function
+    of ``node``'s output rowtime, or None when they cannot be found (then a value is complete only
+    once a row with a later value arrives). Columns are followed through WHERE, projections that
+    keep the rowtime, OVER, and the time key of a GROUP BY or DISTINCT."""
+    while columns_used(e):
+        if isinstance(node, Filter):
+            node = node.input
+        elif isinstance(node, Project) and node.rowtime is None:
+            exprs = node.exprs
+            e = remap(e, cols=lambda c: exprs[c.index])
+            node = node.input
+        elif isinstance(node, Window) and max(columns_used(e)) < len(node.input.fields):
+            node = node.input
+        elif isinstance(node, Aggregate) and node.time_key is not None and columns_used(e) == {node.time_key}:
+            inner = lead_time_key(node.keys[node.time_key], node.input)
+            if inner is None:
+                return None
+            if node.distinct_rows:
+                # DISTINCT stamps rows with their own rowtime: the key is the same function of it
+                key = inner
+            elif node.stamp is None:
+                # a group is stamped at its period's end E; its key is the key at E - 1 ms
+                key = _ShiftedKey(inner, -1)
+            elif isinstance(node.stamp, Col) and node.stamp.index == node.time_key:
+                # ``<time key> AS ROWTIME``: the output rowtime is the key's value itself
+                key = None
+            else:
+                return None
+            outer = try_time_key(remap(e, cols=lambda c: Rowtime(0)))
+            if outer is None:
+                return None
+            if key is None:
+                return outer
+            if outer.kind != "identity" or outer.shift != 0:
+                return None     # a function of the key (rare): fall back to row-driven completion
+            return key
+        else:
+            return None
+    return try_time_key(e)
+
+
+# --------------------------------------------------------------------------- ORDER BY
+
+class SortOp(Operator):
+    """Streaming ORDER BY. State: buffered rows per leading-key period, ``[(rowtime, sort key,
+    row)]``; groups are keyed by their period's end (or by the encoded leading value when the
+    periods are unknown)."""
+
+    n_inputs = 1
+    n_params = 1          # the earliest rowtime buffered (INF when nothing is)
+    _transient = ("key_fns", "lead_fn")
+
+    def __init__(self, node: Sort):
+        self.node = node
+        self.rest = list(node.keys[1:])
+        self.time_key = lead_time_key(node.keys[0].expr, node.input)
+        self.groups: dict = {}           # group id -> [(rowtime, sortkey bytes, row)]
+        self.group_min: dict = {}        # group id -> earliest rowtime in it
+        self.min_end = INF               # earliest period end among buffered groups
+        self.open_min = INF
+        self._compile()
+
+    def _compile(self):
+        self.key_fns = [compile_expr(k.expr) for k in self.rest]
+        self.lead_fn = compile_expr(self.node.keys[0].expr)
+
+    # ------------------------------------------------------------------ rows
+
+    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        if not self.rest:
+            # rows arrive in leading-key order already; equal values keep arrival order
+            return [Candidate(rowtime, arrival, row)]
+        rts = (rowtime,)
+        key = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
+        out: list[Candidate] = []
+        if self.time_key is not None:
+            gid = self.time_key.period_end(rowtime)
+            self.min_end = min(self.min_end, gid)
+        else:
+            gid = encode_value(self.lead_fn(row, rts))
+            # a later leading value completes every earlier one
+            for g in sorted(x for x in self.groups if x < gid):
+                out += self._release(g)
+        self.groups.setdefault(gid, []).append((rowtime, key, row))
+        self.group_min[gid] = min(self.group_min.get(gid, INF), rowtime)
+        self.open_min = min(self.group_min.values())
+        return out
+
+    def on_clocks(self, seq, clocks):
+        c = clocks[0]
+        if self.time_key is None or c < self.min_end:
+            return []
+        out: list[Candidate] = []
+        for g in sorted(x for x in self.groups if x <= c):
+            out += self._release(g)
+        self.min_end = min(self.groups, default=INF)
+        return out
+
+    def _release(self, gid) -> list[Candidate]:
+        rows = self.groups.pop(gid)
+        self.group_min.pop(gid, None)
+        self.open_min = min(self.group_min.values(), default=INF)
+        rows.sort(key=lambda r: r[1])
+        prefix = encode_ints(gid) if isinstance(gid, int) else gid
+        out, stamp = [], T.NO_TIME
+        for rowtime, key, row in rows:
+            stamp = max(stamp, rowtime)
+            out.append(Candidate(stamp, prefix + key, row))
+        return out
+
+    def wakeups(self):
+        return (self.min_end if self.time_key is not None else INF,)
+
+    # ------------------------------------------------------------------ bound
+
+    def bound_params(self):
+        return (self.open_min,)
+
+    def bound_eval(self, params, clocks):
+        return np.minimum(params[:, 0], clocks[:, 0])
+
+    def explain_bound(self, clocks, names):
+        if self.open_min >= INF:
+            return None
+        n = sum(len(v) for v in self.groups.values())
+        when = ("until the input clock reaches " + T.format_timestamp(min(self.groups))
+                if self.time_key is not None else "until a row with a later leading ORDER BY value arrives")
+        return (f"the ORDER BY holds {n} row{'s' if n != 1 else ''} from {T.format_timestamp(self.open_min)} "
+                f"({when})")
+
+    def describe_state(self) -> dict:
+        # the rows waiting for their ORDER BY value to complete (the host's trace only shows rows
+        # already produced), each group with the clock that completes it
+        gs = sorted(self.groups.items(), key=lambda kv: kv[0] if isinstance(kv[0], int) else 0)
+        return {"groups": [{"complete_at": g if isinstance(g, int) else None, "rows": len(v),
+                            "held": [{"rowtime": rt, "values": list(row)} for rt, _k, row in v[:20]]}
+                           for g, v in gs[:50]],
+                "rows": sum(len(v) for v in self.groups.values())}
+
+    def state_size(self) -> int:
+        return sum(len(v) for v in self.groups.values())
+
+
+# --------------------------------------------------------------------------- T-sort
+
+#: Undrained side-channel errors kept by a T-sort (older ones are counted, not kept).
+MAX_PENDING_ERRORS = 1000
+
+
+@dataclass
+class SortError:
+    """A row a T-sort refused, for the error stream (the operator cannot write to the catalog;
+    the runtime drains :meth:`TSortOp.take_errors` and writes these)."""
+    step: int               # the event whose processing refused it
+    name: str               # ERROR_NAME
+    message: str
+    bound: int              # the bound it violated (the error stream's rowtime is the violated clock)
+    data_rowtime: int       # the row's ts
+    data_row: str           # the row as JSON, by column name
+
+    def error_values(self, stream_name: str, error_time: int, producer: str | None = None) -> tuple:
+        """The row for the error stream, in ``catalog.ERROR_FIELDS`` order."""
+        return (error_time, "WARNING", self.name, self.message, self.data_rowtime, self.data_row,
+                stream_name, producer, self.step)
+
+
+class TSortOp(Operator):
+    """``ORDER BY ts WITHIN n``: reorders rows by ``ts`` within ``n`` of the highest ``ts`` seen."""
+
+    n_inputs = 1
+    n_params = 1          # W: highest ts seen minus n (NO_TIME before the first row)
+    _transient = ("ts_fn", "key_fns")
+
+    def __init__(self, node: Sort):
+        if node.within is None or node.rowtime is None:
+            raise ValueError("TSortOp needs a Sort with WITHIN and a ts expression")
+        self.node = node
+        self.within = int(node.within)
+        self.rest = list(node.keys[1:])
+        self.names = [f.name for f in node.input.fields]
+        self.types = [f.type for f in node.input.fields]
+        self.bound = T.NO_TIME
+        self.max_ts: int | None = None
+        self.late_count = 0
+        self.null_count = 0
+        self.errors: list[SortError] = []
+        self._compile()
+
+    def _compile(self):
+        self.ts_fn = compile_expr(self.node.rowtime)
+        self.key_fns = [compile_expr(k.expr) for k in self.rest]
+
+    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        rts = (rowtime,)
+        ts = self.ts_fn(row, rts)
+        if ts is None:
+            self.null_count += 1
+            return []
+        ts = int(ts)
+        if ts < self.bound:
+            self._late(seq, ts, row)
+            return []
+        if self.max_ts is None or ts > self.max_ts:
+            self.max_ts = ts
+            self.bound = max(self.bound, ts - self.within)
+        tie = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
+        return [Candidate(ts, tie, row)]
+
+    def _late(self, seq: int, ts: int, row: tuple) -> None:
+        self.late_count += 1
+        data = {n: to_json_value(v, t) for n, v, t in zip(self.names, row, self.types)}
+        msg = (f"Late row in T-sort (ORDER BY ... WITHIN {self.within} ms): ts {T.format_timestamp(ts)} is "
+               f"before the sort's bound {T.format_timestamp(self.bound)} (highest ts "
+               f"{T.format_timestamp(self.max_ts)} minus the WITHIN interval)")
+        self.errors.append(SortError(seq, "LATE_ROW", msg, self.bound, ts, dumps_row(data)))
+        if len(self.errors) > MAX_PENDING_ERRORS:
+            del self.errors[0]
+
+    def take_errors(self) -> list[SortError]:
+        """Rows refused since the last call (the side channel for the error stream)."""
+        out, self.errors = self.errors, []
+        return out
+
+    # ------------------------------------------------------------------ bound
+
+    def bound_params(self):
+        return (self.bound,)
+
+    def bound_eval(self, params, clocks):
+        return params[:, 0].copy()
+
+    def explain_bound(self, clocks, names):
+        if self.max_ts is None:
+            return "the T-sort has seen no row yet, so any ts can still come"
+        return (f"the T-sort releases a row once the highest ts seen minus the WITHIN interval reaches it "
+                f"(now {T.format_timestamp(self.max_ts)} minus {self.within} ms = {T.format_timestamp(self.bound)})")
+
+    def describe_state(self) -> dict:
+        return {"max_ts": self.max_ts, "bound": self.bound, "late": self.late_count, "null_ts": self.null_count}
+
+
+def make_sort_operator(node: Sort) -> Operator:
+    return TSortOp(node) if node.within is not None else SortOp(node)
