@@ -442,6 +442,20 @@ class Catalog:
             log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
                         err.message)
 
+    def report_pump_error(self, seq: int, target: str, pump: str, message: str, rowtime: int, values: dict,
+                          out: dict) -> None:
+        """A row a pump could not insert into its target (it does not fit the target's columns)."""
+        est = self.state[ERROR_STREAM]
+        t = max(est.bound, self.state[target].bound if target in self.state else T.NO_TIME)
+        est.bound = t
+        est.rows_in += 1
+        d = self.streams.get(target)
+        data = {k: to_json_value(v) for k, v in values.items()}
+        row = (t, "ERROR", "PUMP_ROW_REFUSED", f"Pump {pump} could not insert into {target}: {message}", rowtime,
+               dumps_row(data), target, pump, seq)
+        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
+        log.warning("pump %s (step %d): %s", pump, seq, message)
+
     def _safe_values(self, d: StreamDef, values):
         try:
             return self.coerce_values(d, values)

@@ -250,6 +250,9 @@ class Workbench:
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
         self.catalog = self._open_catalog()
+        from .pumps import Pumps
+        self.pumps = Pumps(self)
+        self.pumps.resume()
         self._resume_queries()
 
     # ------------------------------------------------------------------ workspace
@@ -355,6 +358,14 @@ class Workbench:
                 self._commit_catalog()
                 return Result(stmt, f"View {stmt.name} created")
             if isinstance(stmt, Drop):
+                if stmt.kind == "PUMP" and stmt.name in c.pumps:
+                    self.pumps.stop([stmt.name])
+                if stmt.kind == "STREAM":
+                    feeding = [n for n, p in c.pumps.items() if p["target"] == stmt.name or stmt.name in p["sources"]]
+                    if feeding:
+                        raise SqlError(f"Stream '{stmt.name}' is used by pump{'s' if len(feeding) > 1 else ''} "
+                                       f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
+                                       *(_pos(stmt)))
                 d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
                 if d is not None and stmt.kind == "STREAM":
                     self.log.drop_stream(d.uid)
@@ -369,8 +380,13 @@ class Workbench:
                     return run_relational(self, stmt)
                 q = self._start_query(stmt.query, name)
                 return Result(stmt, f"Query {q.name} started", query=q)
-            if isinstance(stmt, (CreatePump, AlterPump)):
-                raise SqlError("pumps are not supported yet", *(_pos(stmt)))
+            if isinstance(stmt, CreatePump):
+                return Result(stmt, self.pumps.create(stmt))
+            if isinstance(stmt, AlterPump):
+                done = (self.pumps.start if stmt.action == "START" else self.pumps.stop)(stmt.names)
+                verb = "started" if stmt.action == "START" else "stopped"
+                return Result(stmt, f"Pump{'s' if len(done) != 1 else ''} {', '.join(done) or '(none)'} {verb}"
+                              if done else f"No pump to {stmt.action.lower()}")
             raise SqlError(f"unsupported statement {type(stmt).__name__}", *(_pos(stmt)))
 
     def _insert_values(self, stmt: InsertValues) -> Result:
@@ -486,6 +502,7 @@ class Workbench:
         """Queries that run in-process see the event before it is committed, so that rows their
         operators refuse (T-sort late rows) reach the error stream at the same step. Queries on
         the error stream itself see it after those rows were added."""
+        self.pumps.process_inline(seq, out)
         for readers_of_errors in (False, True):
             for rt in self._runtimes.values():
                 for q, stream, err in rt.process_inline(seq, out, readers_of_errors):
