@@ -142,3 +142,98 @@ def multiset(rows) -> list:
     """Sorted list of normalized tuples (a multiset with a stable order)."""
     norm = [tuple(normalize_value(v) for v in r) for r in rows]
     return sorted(norm, key=lambda t: tuple((x is None, str(type(x)), x if x is not None else 0) for x in t))
+
+
+# --------------------------------------------------------------------------- random event sequences
+
+def event_strategy(streams: dict, *, n_min: int = 4, n_max: int = 24, start: str = "09:40",
+                   deltas=(-3, 0, 0, 0, 1, 2, 4, 7, 15, 40), p_bound: float = 0.2):
+    """A hypothesis strategy of event lists over ``streams`` (``{name: {column: value strategy}}``):
+    rows and bounds; a row's time is its stream's clock plus a delta in minutes, so rows repeat
+    rowtimes, move on, and now and then (negative delta) fall below the clock and are late.
+    Bounds never move backwards (a bound equal to the clock is eclipsed)."""
+    from hypothesis import strategies as st
+
+    names = sorted(streams)
+
+    @st.composite
+    def events(draw):
+        clock = {s: ts(start) for s in names}
+        out = []
+        for _ in range(draw(st.integers(n_min, n_max))):
+            s = draw(st.sampled_from(names))
+            d = draw(st.sampled_from(deltas))
+            if draw(st.floats(0, 1)) < p_bound:
+                t = clock[s] + max(d, 0) * MINUTE + draw(st.sampled_from([0, 0, 1]))   # sometimes strict-like
+                out.append(Event(s, "bound", t))
+                clock[s] = max(clock[s], t)
+            else:
+                t = clock[s] + d * MINUTE + draw(st.sampled_from([0, 0, 0, 30_000]))
+                vals = {c: draw(v) for c, v in streams[s].items()}
+                out.append(Event(s, "row", t, vals))
+                if t >= clock[s]:
+                    clock[s] = t
+        return out
+
+    return events()
+
+
+def accepted_rows(events: list[Event], outcomes) -> dict[str, list[tuple[int, int, dict]]]:
+    """Per stream, the rows the catalog accepted: (global index, rowtime, values)."""
+    out: dict[str, list] = {}
+    for i, (e, o) in enumerate(zip(events, outcomes)):
+        if e.kind == "row" and o.status == "ok":
+            out.setdefault(e.stream.upper(), []).append((i, e.rowtime, e.values))
+    return out
+
+
+def flush(streams, t: str = "2006-10-12 00:00:00") -> list[Event]:
+    """Bounds far ahead on every stream: everything still held is released."""
+    return [Event(s, "bound", ts(t)) for s in streams]
+
+
+def start_queries(wb, ddl: str, queries: dict[str, str]) -> dict:
+    if ddl.strip():
+        wb.execute(ddl)
+    return {name: wb.query(sql, name=name) for name, sql in queries.items()}
+
+
+def released(q, start_seq: int | None = None) -> list[tuple]:
+    """A query's released rows as (step, rowtime, values...), steps relative to its start."""
+    s0 = q.start_seq if start_seq is None else start_seq
+    return [(o.step - s0, o.rowtime) + tuple(o.values) for o in q.rows]
+
+
+def assert_stamps_never_go_backwards(q) -> None:
+    times = [o.rowtime for o in q.rows]
+    assert all(a <= b for a, b in zip(times, times[1:])), f"{q.name}: released rows go backwards in stamp"
+
+
+def spark_rows(spark, name: str, rows: list[tuple], schema: str):
+    """Register ``rows`` as the temporary view ``name`` (a Spark batch DataFrame)."""
+    df = spark.createDataFrame(rows, schema)
+    df.createOrReplaceTempView(name)
+    return df
+
+
+def random_events(rng, streams: dict, n: int, *, start: str = "09:50", p_bound: float = 0.2,
+                  deltas=(-3, 0, 0, 1, 1, 2, 3, 5, 12), weights: dict | None = None) -> list[Event]:
+    """Like :func:`event_strategy`, from a ``random.Random`` (``streams``: ``{name: {column:
+    function(rng) -> value}}``): rows at the stream's clock plus a delta in minutes (negative:
+    late), repeated rowtimes, bounds that never move backwards."""
+    names = sorted(streams)
+    clock = {s: ts(start) for s in names}
+    out = []
+    w = [1.0 if weights is None else weights.get(s, 1.0) for s in names]
+    for _ in range(n):
+        s = rng.choices(names, w)[0]
+        d = rng.choice(deltas)
+        if rng.random() < p_bound:
+            t = clock[s] + max(d, 0) * MINUTE + rng.choice([0, 0, 1])
+            out.append(Event(s, "bound", t))
+            clock[s] = max(clock[s], t)
+        else:
+            t = clock[s] + d * MINUTE
+            out.append(Event(s, "row", t, {c: f(rng) for c, f in streams[s].items()}))
+            clock[s] = max(clock[s], t)
+    return out

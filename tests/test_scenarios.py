@@ -11,7 +11,7 @@ import pytest
 
 from streamsql.engine.cli import read_events, replay
 
-from .scenario_compare import load, mismatch
+from scenario_compare import load, mismatch
 
 HERE = Path(__file__).parent / "scenarios"
 SCENARIOS = sorted({p.with_suffix("") for p in HERE.glob("**/*.sql")})

@@ -9,7 +9,7 @@ import pytest
 from streamsql import Workbench
 from streamsql.engine.cli import read_events
 
-from .conftest import ROOT
+from conftest import ROOT
 
 SCEN = ROOT / "tests" / "scenarios" / "shared"
 

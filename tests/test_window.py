@@ -12,7 +12,7 @@ import pytest
 
 from streamsql.engine.errors import SqlError
 from streamsql.engine.operators.window import WindowOp
-from tests.test_aggregate_support import bound, op_of, row, run, ts
+from test_aggregate_support import bound, op_of, row, run, ts
 
 S = "CREATE STREAM S (k VARCHAR(5), x INTEGER);"
 FOLLOWING = ("FOLLOWING is not allowed in a windowed aggregation on a stream: "

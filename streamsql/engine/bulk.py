@@ -60,12 +60,15 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     if rowtime.upper() not in names:
         raise EventError(f"no {rowtime} column to load; columns: {', '.join(table.column_names)}")
     rt_col = table.column(names[rowtime.upper()])
-    if rt_col.null_count:
+    if rt_col.null_count and "ERROR" not in names:
         raise EventError(f"column {rowtime} has NULLs; every event needs a time")
-    rt = _rowtimes(rt_col, rowtime)
+    rt = _rowtimes(rt_col.fill_null(T.NO_TIME) if pa.types.is_integer(rt_col.type) else rt_col, rowtime)
     is_bound = np.zeros(n, dtype=bool)
     if "BOUND" in names:
         is_bound = np.asarray(table.column(names["BOUND"]).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    # rows a reader could not parse (foreign streams): an ERROR message, and ERROR_DATA for the record
+    errors = table.column(names["ERROR"]).to_pylist() if "ERROR" in names else [None] * n
+    error_data = table.column(names["ERROR_DATA"]).to_pylist() if "ERROR_DATA" in names else [None] * n
     if streams is None:
         if "STREAM" not in names:
             raise EventError("a load without a stream name needs a STREAM column")
@@ -83,18 +86,21 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
         if others or st.pending:
             raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
                              "bulk load needs the default producer alone: use inject()")
-    prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound)) for d, pos in parts]
+    refused_all = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
+    prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound | refused_all)) for d, pos in parts]
     c = wb.catalog
     seq0 = c.next_seq
     err_bound0 = c.state[ERROR_STREAM].bound
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in prepared:
-        a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk, progress)
+        a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
+                                       progress, [errors[i] for i in pos], [error_data[i] for i in pos])
         accepted += a
         late_steps += ls
         errors_out += errs
         feeds_src.append(fs)
     c.next_seq = seq0 + n
+    errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
     if any(getattr(r, "wants_feeds", True) for r in wb._runtimes.values()):
         feeds = _merge_feeds(feeds_src, errors_out)
@@ -134,7 +140,7 @@ def _in_step_order(entries: list, start: int, est) -> list:
 def _columns(d, table, names, rowtime, pos, is_bound) -> list:
     take = pa.array(pos, type=pa.int64())
     cols = []
-    known = {f.name.upper() for f in d.fields} | {rowtime.upper(), "STREAM", "BOUND"}
+    known = {f.name.upper() for f in d.fields} | {rowtime.upper(), "STREAM", "BOUND", "ERROR", "ERROR_DATA"}
     extra = [nm for nm in table.column_names if nm.upper() not in known]
     if extra and len(names) and "STREAM" not in names:
         raise EventError(f"stream {d.name} has no column {extra[0]!r} (columns: {', '.join(f.name for f in d.fields)})")
@@ -163,12 +169,14 @@ def _columns(d, table, names, rowtime, pos, is_bound) -> list:
     return cols
 
 
-def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progress):
+def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progress, errors, error_data):
     c = wb.catalog
     st = c.state[d.name]
     prod = st.producers.get(DEFAULT_PRODUCER)
     clock0 = max(st.bound, prod.clock if prod and prod.attached else T.NO_TIME)
     n = len(rt)
+    refused = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
+    rt = np.where(refused, T.NO_TIME, rt)      # a refused record moves no clock
     # a late row does not move the clock, so the clock before event i is the running maximum
     before = np.maximum.accumulate(np.concatenate([[clock0], rt[:-1]])) if n else rt
     after = np.maximum(before, rt)
@@ -177,11 +185,20 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         i = int(np.nonzero(backwards)[0][0])
         raise EventError(f"bound {T.format_timestamp(int(rt[i]))} on stream {d.name} (event {i + 1} of the load) "
                          f"is before the producer's clock; a producer's bound cannot move backwards")
-    late = ~bound & (rt < before)
-    rows = ~bound & ~late
+    late = ~bound & ~refused & (rt < before)
+    rows = ~bound & ~late & ~refused
     moves = bound & (rt > before)
     schema = entry_schema(d.fields)
     err_entries = []
+    for i in np.nonzero(refused)[0]:
+        est = c.state[ERROR_STREAM]
+        t = max(est.bound, int(before[i]))
+        est.bound = t
+        est.rows_in += 1
+        err_entries.append(LogEntry(int(seqs[i]), 0, t, t, (t, "ERROR", "MALFORMED_ROW", errors[i], None,
+                                                             error_data[i], d.name, DEFAULT_PRODUCER, int(seqs[i]))))
+        if _is_power_of_ten(est.rows_in):
+            log.warning("malformed record for stream %s (step %d): %s", d.name, int(seqs[i]), errors[i])
     late_idx = np.nonzero(late)[0]
     if len(late_idx):
         est = c.state[ERROR_STREAM]

@@ -252,6 +252,8 @@ class Query:
     rowtime_column: int | None = None
     streams: list[str] = field(default_factory=list)   # named streams read, in query order
     tables: list[str] = field(default_factory=list)
+    #: foreign streams stamped by one of their columns (a view's ``col AS ROWTIME``): stream -> column
+    promoted: dict = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- statements

@@ -131,6 +131,7 @@ class Pumps:
                                          set(q.streams))
             self.wb._commit_catalog()
             self.wb.attach(p["target"], n)      # the pump holds its target back from now on
+            self.wb._start_readers(q.streams)
             done.append(n)
         return done
 

@@ -200,7 +200,9 @@ class ContinuousQuery:
         return df
 
     def wait(self, timeout: float | None = None) -> "ContinuousQuery":
-        """Block until the query has processed every event committed so far."""
+        """Block until the query has processed every event committed so far (and its foreign
+        streams have read the files present now)."""
+        self.wb.wait_readers(self.plan.streams)
         self.wb._runtime(self.engine).wait(self, timeout)
         if self.error:
             raise StreamSqlError(f"query {self.name} failed: {self.error}")
@@ -247,6 +249,7 @@ class Workbench:
         self.event_trace: list[dict] = []
         self._lock = threading.RLock()
         self._runtimes: dict[str, Any] = {}
+        self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
         self.catalog = self._open_catalog()
@@ -285,6 +288,9 @@ class Workbench:
 
     def close(self) -> None:
         """Stop the queries' runtimes (their definitions stay in the workspace) and release it."""
+        for r in list(self.readers.values()):
+            r.stop()
+        self.readers.clear()
         for rt in list(self._runtimes.values()):
             rt.close()
         self._runtimes.clear()
@@ -341,10 +347,15 @@ class Workbench:
             c = self.catalog
             if isinstance(stmt, CreateStream):
                 if stmt.foreign is not None:
-                    raise SqlError("CREATE FOREIGN STREAM is not supported yet", *(_pos(stmt)))
+                    from .foreign import check_options
+                    try:
+                        check_options(stmt.name, stmt.foreign)
+                    except SqlError as e:
+                        raise SqlError(e.message, *(_pos(stmt))) from None
                 fields = [Field(col.name, col.type) for col in stmt.columns]
                 c.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
-                                in_use=self._in_use(stmt.name))
+                                in_use=self._in_use(stmt.name),
+                                foreign=dict(stmt.foreign) if stmt.foreign is not None else None)
                 self._commit_catalog()
                 return Result(stmt, f"Stream {stmt.name} created")
             if isinstance(stmt, CreateTable):
@@ -353,6 +364,9 @@ class Workbench:
                 self._commit_catalog()
                 return Result(stmt, f"Table {stmt.name} created")
             if isinstance(stmt, CreateView):
+                from .sql import analyze
+                body = analyze(stmt.body_sql, c).query
+                self._promote(body.promoted, stmt)
                 c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
                               sql=stmt.sql)
                 self._commit_catalog()
@@ -416,6 +430,37 @@ class Workbench:
 
     # ------------------------------------------------------------------ queries
 
+    def _promote(self, promoted: dict, stmt=None) -> None:
+        """A view (or query) stamps a foreign stream's rows with one of its columns."""
+        for s, col in promoted.items():
+            f = self.catalog.streams[s].foreign
+            cur = f.get("rowtime_column")
+            if cur is not None and cur != col:
+                raise SqlError(f"Foreign stream '{s}' is already stamped by column {cur}; it cannot also be "
+                               f"stamped by {col}", *(_pos(stmt) if stmt is not None else ()))
+            if cur is None and f.get("files_done"):
+                raise SqlError(f"Foreign stream '{s}' has already been read with arrival times; stamp it with "
+                               f"{col} before its first reader starts", *(_pos(stmt) if stmt is not None else ()))
+            f["rowtime_column"] = col
+        if promoted:
+            self._commit_catalog()
+
+    def _start_readers(self, streams) -> None:
+        """Foreign streams start reading their files when their first reader starts."""
+        from .foreign import FileReader
+        for s in streams:
+            d = self.catalog.streams.get(s)
+            if d is None or d.foreign is None or s in self.readers:
+                continue
+            r = self.readers[s] = FileReader(self, s)
+            r.start()
+
+    def wait_readers(self, streams=None) -> None:
+        """Until the foreign streams (those given, or all) have read the files there are now."""
+        for s, r in list(self.readers.items()):
+            if streams is None or s in streams:
+                r.wait()
+
     def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
         if name is None:
             self._query_counter += 1
@@ -430,11 +475,13 @@ class Workbench:
         q = ContinuousQuery(self, name, plan, start, self.engine)
         if start_seq is None:
             q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
+        self._promote(plan.promoted)
         self._runtime(self.engine).start(q)
         self.queries[name] = q
         self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
                                   "running": True, "start_clocks": q.start_clocks}
         self._commit_catalog()
+        self._start_readers(plan.streams)
         return q
 
     def stop_query(self, name: str) -> None:
@@ -464,6 +511,7 @@ class Workbench:
             from .sinks import FileSink
             q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
             self._runtime(q.engine).start(q, resume=True)
+            self._start_readers(q.plan.streams)
 
     # ------------------------------------------------------------------ injection
 

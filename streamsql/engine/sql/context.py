@@ -23,6 +23,8 @@ class Reads:
     """Named streams and tables a statement reads, in query order (views included)."""
     streams: list[str] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
+    #: foreign streams whose rows a view stamps with one of their columns (``col AS ROWTIME``)
+    promoted: dict = field(default_factory=dict)
 
     def stream(self, name: str) -> None:
         if name not in self.streams:

@@ -67,6 +67,7 @@ def plan_statement_query(ast: exp.Expr, env: Env, sql: str) -> tuple[Query, Quer
         raise origin.error(env.source)
     q = Query(r.node, r.columns, r.is_stream, sql, r.rowtime_column,
               list(env.reads.streams), list(env.reads.tables))
+    q.promoted = dict(env.reads.promoted)
     return q, r
 
 
@@ -197,6 +198,26 @@ def _check_rowtime_type(e: Expr, source: Source, at) -> None:
         raise source.error(f"ROWTIME must be a TIMESTAMP, not {tname(e.type)}", at)
 
 
+def _promotion(e: Expr, fr: FromResult, env: Env):
+    """``col AS ROWTIME`` (or ``CAST(col AS TIMESTAMP)``) straight over a foreign stream: the
+    stream's rows are stamped with that column when they are read from its files, so the
+    expression *is* the rowtime. Returns ``(stream, column)`` and records it, else None."""
+    from ..expr import Call
+    from ..plan import StreamInfo, StreamScan
+    node = fr.node
+    if not isinstance(node, StreamScan) or not fr.single:
+        return None
+    info = env.catalog.resolve(node.stream)
+    if not isinstance(info, StreamInfo) or not info.foreign:
+        return None
+    inner = e.args[0] if isinstance(e, Call) and e.fn == "CAST" else e
+    if not isinstance(inner, Col):
+        return None
+    col = node.fields[inner.index].name
+    env.reads.promoted[node.stream] = col
+    return node.stream, col
+
+
 def _monotonic_rowtime(e: Expr) -> bool:
     return is_rowtime_only(e) and monotonicity(e) == INCREASING
 
@@ -277,7 +298,10 @@ def _plan_plain(sel, env: Env, fr: FromResult, node: Node, items, named) -> Quer
                 e = translate(it.ast, ctx)
                 _check_rowtime_type(e, source, it.ast)
                 if not t_sort and not _monotonic_rowtime(e):
-                    raise source.error(MONOTONIC_ROWTIME, it.ast)
+                    promoted = _promotion(e, fr, env)
+                    if promoted is None:
+                        raise source.error(MONOTONIC_ROWTIME, it.ast)
+                    e = Rowtime(0)
                 rowtime_expr = None if isinstance(e, Rowtime) else e
             continue
         e = it.expr if it.expr is not None else translate(it.ast, ctx)

@@ -1,0 +1,73 @@
+"""The magics in a real IPython kernel (nbclient talking to ipykernel over ZMQ), on Spark: Spark
+starts once, lazily, after a visible "starting Spark…" line; errors come back as one clean stderr
+line (never an error output with a traceback) and the kernel keeps working."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+CELLS = [
+    "%load_ext streamsql",
+    "%%streamsql\nCREATE STREAM P (name VARCHAR(10));\nCREATE STREAM Q (name VARCHAR(10))",
+    "%%streamsql -n merged -o merged\nSELECT STREAM ROWTIME, name FROM P UNION ALL SELECT STREAM ROWTIME, name FROM Q",
+    "%%streamsql -n only_p\nSELECT STREAM ROWTIME, name FROM P WHERE name <> 'x'",
+    "who = \"o'brien\"\n%streamsql INSERT INTO P (ROWTIME, name) VALUES (TIMESTAMP '2006-10-10 01:00:00', {{who}})",
+    "%%streamsql\nINSERT INTO Q (ROWTIME, name) VALUES (TIMESTAMP '2006-10-10 01:00:00', 'q1');\n"
+    "SELECT STREAM ROWTIME, nme FROM Q",
+    "%streamsql INSERT INTO P (ROWTIME, name) VALUES (TIMESTAMP '2006-10-10 00:00:00', 'late')",
+    "merged.wait().to_pandas().to_dict('records')",
+    "%streamsql queries",
+]
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in CELLS])
+    cwd = tmp_path_factory.mktemp("kernel")
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, record_timing=False,
+                            resources={"metadata": {"path": str(cwd)}})
+    client.execute()
+    return [c.outputs for c in nb.cells]
+
+
+def streams(outs, name):
+    return "".join(o.text for o in outs if o.output_type == "stream" and o.name == name)
+
+
+def test_no_cell_raised(outputs):
+    for i, outs in enumerate(outputs):
+        assert [o for o in outs if o.output_type == "error"] == [], CELLS[i]
+        assert "Traceback" not in streams(outs, "stderr")
+
+
+def test_spark_starts_once_lazily_with_a_status_line(outputs):
+    assert streams(outputs[1], "stdout") == "Stream P created\nStream Q created\n"      # DDL: no Spark yet
+    assert streams(outputs[2], "stdout") == "starting Spark (local[*])…\nQuery merged started\nSpark is ready.\n"
+    assert streams(outputs[3], "stdout") == "Query only_p started\n"                    # already running
+    view = [o for o in outputs[2] if o.output_type == "display_data"][0]
+    assert "application/vnd.jupyter.widget-view+json" in view.data
+    assert view.data["text/plain"].startswith("Query merged (running): 0 rows released")
+
+
+def test_errors_are_one_clean_line_and_the_kernel_goes_on(outputs):
+    assert streams(outputs[4], "stdout") == "1 row inserted into P\n"                # {{who}} with its quote
+    assert streams(outputs[5], "stdout") == "1 row inserted into Q\n"
+    assert streams(outputs[5], "stderr").splitlines() == [
+        "SQL error: line 2:24: Column 'NME' not found", "  SELECT STREAM ROWTIME, nme FROM Q",
+        "                         ^"]
+    assert streams(outputs[6], "stderr").splitlines() == [
+        "error: late row in stream P: rowtime 2006-10-10 00:00:00 is before the stream clock 2006-10-10 01:00:00; "
+        "the row was rejected (see the error stream)"]
+    assert streams(outputs[6], "stdout") == ""                    # the engine's log went to the workspace
+
+
+def test_bound_query_and_listing(outputs):
+    result = [o for o in outputs[7] if o.output_type == "execute_result"][0]
+    assert result.data["text/plain"] == ("[{'STEP': 2, 'ROWTIME': '2006-10-10 01:00:00', 'NAME': \"o'brien\"},\n"
+                                         " {'STEP': 2, 'ROWTIME': '2006-10-10 01:00:00', 'NAME': 'q1'}]")
+    listing = [o for o in outputs[8] if o.output_type == "execute_result"][0]
+    assert 'class="streamsql-queries"' in listing.data["text/html"]
+    lines = listing.data["text/plain"].splitlines()
+    assert lines[-2].split("|")[:5] == ["merged ", " running ", " spark  ", " P, Q    ", " 2    "]
+    assert lines[-1].split("|")[:5] == ["only_p ", " running ", " spark  ", " P       ", " 1    "]

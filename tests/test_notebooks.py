@@ -1,0 +1,68 @@
+"""The tutorial notebooks under nbval, strict: every cell is rerun in a fresh kernel (Spark
+included) and its outputs must equal the stored ones: step tables, released rows, clocks and
+the timeline's chart data. Regenerate the stored outputs after an intended change with
+``.venv/bin/python tests/test_notebooks.py --update`` and review the diff."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+QUICKSTART = ROOT / "notebooks" / "00_quickstart.ipynb"
+VEGALITE = "application/vnd.vegalite.v5+json"
+
+
+def _texts(nb) -> str:
+    out = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            out.append(o.get("text", "") or o.get("data", {}).get("text/plain", ""))
+    return "\n".join(out)
+
+
+def test_quickstart_stores_the_engine_results_nbval_compares():
+    """Stored outputs are what nbval checks against: they must hold the real results (and no
+    output hidden from the comparison)."""
+    nb = nbformat.read(QUICKSTART, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "run the notebook before committing it (see the module doc)"
+    assert not any("NBVAL_IGNORE_OUTPUT" in c.source or "NBVAL_SKIP" in c.source for c in code)
+    text = _texts(nb)
+    # the seed's UNION ALL table, step for step, and the join's releases
+    assert "5    |          | 01:10 bound | 01:06 p2" in text
+    assert "14   |                  | 10:11 bound        | 10:03 2 YHOO 25 25" in text
+    assert "starting Spark (local[*])…" in text
+    assert "✓ matches union_merge.expected.jsonl up to step 5" in text
+    charts = [o["data"][VEGALITE] for c in code for o in c.outputs if VEGALITE in o.get("data", {})]
+    assert len(charts) >= 4
+    whats = {r["what"] for ch in charts for r in ch["data"]["values"]}
+    assert {"row", "bound", "eclipsed bound", "clock", "released row", "held row", "open window"} <= whats
+
+
+def test_notebooks_pass_nbval_strict(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "pytest", "--nbval", *map(str, NOTEBOOKS), "-q", "-p", "no:cacheprovider",
+                        "--rootdir", str(ROOT), "-o", "addopts="],
+                       cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout and "failed" not in r.stdout.splitlines()[-1]
+
+
+def update(paths=NOTEBOOKS) -> None:
+    """Rerun each notebook in a fresh kernel and store its outputs (no timings, no widget state)."""
+    from nbclient import NotebookClient
+    for p in paths:
+        nb = nbformat.read(p, as_version=4)
+        NotebookClient(nb, timeout=900, kernel_name="python3", record_timing=False, store_widget_state=False,
+                       resources={"metadata": {"path": str(p.parent)}}).execute()
+        nbformat.write(nb, p)
+        print(f"updated {p.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        sys.exit("usage: tests/test_notebooks.py --update")
+    update()
