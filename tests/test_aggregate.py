@@ -157,6 +157,26 @@ def test_output_bound_is_end_of_period_containing_the_clock():
     assert r.table("c") == [(3, "03:00:00", 1)]
 
 
+def test_replay_bounds_lines_for_hourly_groups():
+    # The command line's --bounds output (SEMANTICS 5): a bound line after an event when the output
+    # bound is later than the last bound line and the last released row's stamp.
+    #   step 1 row 02:10: bound 03:00 -> line
+    #   step 2 bound 02:30: still 03:00 -> no line
+    #   step 3 bound 03:00: the 02:00 group is released at 03:00, then the bound 04:00 -> row, line
+    import io
+    import json
+
+    from streamsql.engine.cli import replay
+    out = io.StringIO()
+    replay("CREATE STREAM S (x INTEGER); SELECT STREAM COUNT(*) AS c FROM S GROUP BY FLOOR(S.ROWTIME TO HOUR)",
+           [row("S", "02:10", x=1), bound("S", "02:30"), bound("S", "03:00")], engine="local", bounds=True, out=out)
+    assert [json.loads(line) for line in out.getvalue().splitlines()] == [
+        {"step": 1, "bound": "2006-10-10 03:00:00"},
+        {"step": 3, "rowtime": "2006-10-10 03:00:00", "values": {"C": 1}},
+        {"step": 3, "bound": "2006-10-10 04:00:00"},
+    ]
+
+
 def test_bound_alone_before_any_row():
     # No row yet: a bound at 02:30 still tells the output bound: the 02:00 hour could still get
     # a row, released at 03:00 at the earliest.
@@ -290,23 +310,40 @@ def test_group_by_a_monotonic_column_of_a_subquery():
     assert r.table("h", "c", "s") == [(4, "11:00:00", ts("10:00"), 2, 3), (5, "12:00:00", ts("11:00"), 1, 4)]
 
 
-@pytest.mark.xfail(strict=True, reason="analyzer: GROUP BY a column that is the time key of an aggregate "
-                                       "sub-query is accepted as monotonic, but the plan's time key is then "
-                                       "a column of the inner aggregate, not a function of ROWTIME, and the "
-                                       "query fails to start ('cannot find the periods')")
 def test_group_by_the_time_key_of_an_aggregate_subquery():
-    # Inner: hourly counts per k, released at the end of each hour. Outer: GROUP BY h sums them.
-    #   hour 10 (rows a 10:00, b 10:30): inner releases (10:00, a, 1), (10:00, b, 1) at step 3
-    #   (the 11:01 row) and its output bound moves to 12:00, so no more h = 10:00 rows can come:
-    #   the outer h = 10:00 group (SUM = 2) is complete at step 3.
-    #   hour 11 (row b 11:01): inner releases it at the 13:00 bound (step 4); outer h = 11:00: 1.
+    # Inner: hourly counts per k, each group stamped with the end of its hour. Outer: GROUP BY h.
+    # Seen from the outer query, h is a function of its input rowtime E: a group stamped E holds
+    # rows from before E, so h = FLOOR(E - 1 ms TO HOUR). The outer h = 10:00 period is therefore
+    # E in [10:00:00.001, 11:00:00.001): it ends (and its row is stamped) at 11:00:00.001.
+    #   e1 a 10:00, e2 b 10:30: inner holds hour 10; its output bound is 11:00, so the outer's clock
+    #      is 11:00 and its output bound the end of the period containing it: 11:00:00.001
+    #   e3 b 11:01: inner releases (10:00, a, 1), (10:00, b, 1) stamped 11:00, bound 12:00; the
+    #      outer clock 12:00 passes 11:00:00.001: (h = 10:00, n = 2) stamped 11:00:00.001; bound
+    #      12:00:00.001
+    #   e4 bound 13:00: inner releases (11:00, b, 1) stamped 12:00, bound 14:00: (h = 11:00, n = 1)
+    #      stamped 12:00:00.001; outer bound 14:00:00.001
     r = run("CREATE STREAM S (k VARCHAR(5));", """
         SELECT STREAM h, SUM(c) AS n
         FROM (SELECT STREAM FLOOR(S.ROWTIME TO HOUR) AS h, k, COUNT(*) AS c FROM S
               GROUP BY FLOOR(S.ROWTIME TO HOUR), k) AS hourly
         GROUP BY h""",
             [row("S", "10:00", k="a"), row("S", "10:30", k="b"), row("S", "11:01", k="b"), bound("S", "13:00")])
-    assert [(step, v["H"], v["N"]) for step, _t, v in r.rows] == [(3, ts("10:00"), 2), (4, ts("11:00"), 1)]
+    assert r.table("h", "n") == [(3, "11:00:00.001", ts("10:00"), 2), (4, "12:00:00.001", ts("11:00"), 1)]
+    assert r.bounds == {1: "11:00:00.001", 3: "12:00:00.001", 4: "14:00:00.001"}
+
+
+def test_group_by_the_time_key_of_an_as_rowtime_aggregate_subquery():
+    # With Calcite's FLOOR(rowtime TO HOUR) AS rowtime inside, the inner rows are stamped with the
+    # hour itself, so the outer h is its input rowtime: periods of one millisecond. The h = 10:00
+    # group (rows stamped 10:00, released by the inner at e3) is complete once the outer clock
+    # passes 10:00, which it has (the inner bound is FLOOR(11:01) = 11:00): stamped 10:00:00.001.
+    r = run("CREATE STREAM S (k VARCHAR(5));", """
+        SELECT STREAM h, SUM(c) AS n
+        FROM (SELECT STREAM FLOOR(S.ROWTIME TO HOUR) AS ROWTIME, FLOOR(S.ROWTIME TO HOUR) AS h, k, COUNT(*) AS c
+              FROM S GROUP BY FLOOR(S.ROWTIME TO HOUR), k) AS hourly
+        GROUP BY h""",
+            [row("S", "10:00", k="a"), row("S", "10:30", k="b"), row("S", "11:01", k="b"), bound("S", "13:00")])
+    assert r.table("h", "n") == [(3, "10:00:00.001", ts("10:00"), 2), (4, "11:00:00.001", ts("11:00"), 1)]
 
 
 # --------------------------------------------------------------------------- keys
@@ -415,6 +452,17 @@ def test_aggregates_over_expressions():
     assert r.table("pv", "vwap", "n1") == [(3, "11:00:00", 40, 6, 3)]
 
 
+def test_distinct_aggregates():
+    # x = 1, 2, 1, 4, NULL and k = a, a, b, a, NULL in one hour: COUNT(DISTINCT x) = 3 ({1, 2, 4}),
+    # SUM(DISTINCT x) = 7, COUNT(DISTINCT k) = 2 (NULL ignored), COUNT(*) = 5.
+    r = run("CREATE STREAM S (k VARCHAR(5), x INTEGER);", """
+        SELECT STREAM COUNT(DISTINCT x) AS cx, SUM(DISTINCT x) AS sx, COUNT(DISTINCT k) AS ck, COUNT(*) AS n
+        FROM S GROUP BY FLOOR(S.ROWTIME TO HOUR)""",
+            [row("S", "10:00", k="a", x=1), row("S", "10:03", k="a", x=2), row("S", "10:06", k="b", x=1),
+             row("S", "10:20", k="a", x=4), row("S", "10:21", k=None, x=None), bound("S", "11:00")])
+    assert r.table("cx", "sx", "ck", "n") == [(6, "11:00:00", 3, 7, 2, 5)]
+
+
 # --------------------------------------------------------------------------- DISTINCT
 
 def test_select_stream_distinct():
@@ -494,9 +542,6 @@ def test_tumbling_example_on_both_runtimes(wb):
 
 # --------------------------------------------------------------------------- Spark runtime (pre-combined GROUP BY)
 
-@pytest.mark.xfail(strict=True, reason="runtime/spark/precombine.py: a NULL aggregate argument of an integer column "
-                                       "reaches frames._restore as pandas.NA (here: after a row whose key is NULL) "
-                                       "and int(NA) raises TypeError; the query fails")
 def test_spark_group_by_with_null_values(wb_spark):
     # Rows (k NULL, x 1) at 10:00 and (k 'a', x NULL) at 10:05, one hour: COUNT(*) = 2, SUM(x) = 1
     # (the NULL is ignored), released at the 11:00 bound (step 3), stamped 11:00.
@@ -506,9 +551,6 @@ def test_spark_group_by_with_null_values(wb_spark):
     assert r.table("n", "s") == [(3, "11:00:00", 2, 1)]
 
 
-@pytest.mark.xfail(strict=True, reason="runtime/spark/precombine.py computes a group's period end from the first "
-                                       "monotonic key only (TimeKey(node.keys[node.time_key])) instead of the "
-                                       "operator's period_end (the earliest end over all monotonic keys)")
 def test_spark_two_monotonic_keys(wb_spark):
     # Same derivation as test_two_monotonic_keys_group_completes_with_the_finer_key.
     r = run("CREATE STREAM S (x INTEGER);", """
@@ -519,9 +561,6 @@ def test_spark_two_monotonic_keys(wb_spark):
     assert r.table("m", "c") == [(3, "10:01:00", ts("10:00"), 2), (4, "10:02:00", ts("10:01"), 1)]
 
 
-@pytest.mark.xfail(strict=True, reason="runtime/spark/precombine.py builds TimeKey(node.keys[node.time_key]) "
-                                       "itself; a time key that is a sub-query's column (GROUP BY h) has no "
-                                       "periods there (the operator resolves it through the projection)")
 def test_spark_group_by_a_monotonic_column_of_a_subquery(wb_spark):
     # Same derivation as test_group_by_a_monotonic_column_of_a_subquery.
     r = run("CREATE STREAM S (x INTEGER);", """

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import time as T
 from ..errors import SqlError
-from ..expr import Call, Expr, Lit, Rowtime, apply_rowtime_map, remap, rowtime_map_array
+from ..expr import Call, Col, Expr, Lit, Rowtime, apply_rowtime_map, remap, rowtime_map_array
 
 
 def _shift(e: Expr) -> int | None:
@@ -47,11 +47,20 @@ def _peel(e: Expr) -> Expr:
 
 
 def resolve_time_expr(e: Expr, node) -> Expr | None:
-    """``e``, an expression over ``node``'s output, as a function of ``node``'s rowtime only:
-    columns computed by projections that keep the rowtime (a sub-query's ``FLOOR(ROWTIME TO HOUR)
-    AS h``) are replaced by their expressions. None when some column is not such a function."""
+    """``e``, an expression over ``node``'s output, as a function of ``node``'s output rowtime
+    only, or None when some column is not such a function. Columns are followed through WHERE,
+    projections that keep the rowtime (a sub-query's ``FLOOR(ROWTIME TO HOUR) AS h``), OVER (its
+    input columns), and the time key of a GROUP BY or DISTINCT below (the rule SortOp's leading
+    key follows too):
+
+    - GROUP BY stamping a group at its period's end E: the key's value is the key at E - 1 ms
+      (the group's rows were all before E, and the key did not change until E);
+    - ``<time key> AS ROWTIME``: the output rowtime is the key's value itself;
+    - DISTINCT stamps rows with their own rowtime: the key is the same function of it.
+    """
     from ..expr import columns_used
-    from ..plan import Filter, Project
+    from ..plan import Aggregate, Filter, Project, Window
+    from ..types import SqlType
     while columns_used(e):
         if isinstance(node, Filter):
             node = node.input
@@ -59,6 +68,23 @@ def resolve_time_expr(e: Expr, node) -> Expr | None:
             exprs = node.exprs
             e = remap(e, cols=lambda c: exprs[c.index])
             node = node.input
+        elif isinstance(node, Window) and max(columns_used(e)) < len(node.input.fields):
+            node = node.input
+        elif isinstance(node, Aggregate) and node.time_key is not None and columns_used(e) == {node.time_key}:
+            inner = resolve_time_expr(node.keys[node.time_key], node.input)
+            if inner is None:
+                return None
+            if node.distinct_rows:
+                key = inner
+            elif node.stamp is None:
+                one_ms = Lit(T.Interval(0, 1), SqlType("INTERVAL", nullable=False))
+                before = Call("-", (Rowtime(0), one_ms), SqlType("TIMESTAMP", nullable=False))
+                key = remap(inner, rowtime=lambda r: before)
+            elif isinstance(node.stamp, Col) and node.stamp.index == node.time_key:
+                key = Rowtime(0)
+            else:
+                return None
+            return remap(e, cols=lambda c: key)
         else:
             return None
     return e

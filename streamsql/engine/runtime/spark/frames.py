@@ -28,7 +28,7 @@ def value_col(inp: int, j: int) -> str:
 
 
 def _restore(v, t):
-    if v is None:
+    if v is None or v is pd.NA or v is pd.NaT:
         return None
     if isinstance(v, float) and math.isnan(v) and not t.is_approx:
         return None

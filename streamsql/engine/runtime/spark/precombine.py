@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...plan import Aggregate
 from ..spark.frames import _restore
-from ...operators.timekey import TimeKey
+from ...operators.aggregate import AggregateOp
 
 
 def eligible(node: Aggregate, stage) -> bool:
@@ -62,7 +62,7 @@ class PrecombinedAggregate:
 
 def combiner(node: Aggregate, n_keys: int, fields_out: list[str]):
     """The ``mapInPandas`` function: rows -> one partial per (bucket, period end, keys)."""
-    tk = TimeKey(node.keys[node.time_key])
+    op = AggregateOp(node)          # its period ends (several monotonic keys, sub-query columns)
     key_types = [k.type for k in node.keys]
     arg_types = [a.arg.type if a.arg is not None else None for a in node.aggs]
 
@@ -75,7 +75,7 @@ def combiner(node: Aggregate, n_keys: int, fields_out: list[str]):
                 yield pdf.assign(part=None)[fields_out]
                 continue
             rows = rows.sort_values(["seq", "sub"], kind="stable").reset_index(drop=True)
-            end = tk.period_end_array(rows["ort"].to_numpy(dtype=np.int64))
+            end = op.period_end_array(rows["ort"].to_numpy(dtype=np.int64))
             keys = [[_restore(v, t) for v in rows[f"pk{m}"].tolist()] for m, t in enumerate(key_types)]
             args = [None if t is None else [_restore(v, t) for v in rows[f"pa{c}"].tolist()]
                     for c, t in enumerate(arg_types)]
