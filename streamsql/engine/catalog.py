@@ -449,7 +449,6 @@ class Catalog:
         t = max(est.bound, self.state[target].bound if target in self.state else T.NO_TIME)
         est.bound = t
         est.rows_in += 1
-        d = self.streams.get(target)
         data = {k: to_json_value(v) for k, v in values.items()}
         row = (t, "ERROR", "PUMP_ROW_REFUSED", f"Pump {pump} could not insert into {target}: {message}", rowtime,
                dumps_row(data), target, pump, seq)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import time as T
-from .types import (BOOLEAN, DOUBLE, INTEGER, SqlType, TIMESTAMP, VARCHAR, quantize, wrap_int)
+from .types import (SqlType, quantize, wrap_int)
 
 
 class Expr:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import time as T
-from .errors import EventError, SqlError
+from .errors import SqlError
 from .types import arrow_type, coerce
 
 log = logging.getLogger("streamsql.foreign")
@@ -131,7 +131,6 @@ class FileReader:
 
     def poll(self) -> int:
         """Local engine: read the files not read yet (pyarrow), in name order."""
-        import pyarrow.csv as pcsv
         n = 0
         for path in self.listing():
             if path in self.done:

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from . import time as T
 from .errors import SqlError
 from .expr import Expr, compile_expr
 from .operators.aggregate import Acc

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 import pyarrow as pa
 
 from . import time as T
-from .catalog import (DEFAULT_PRODUCER, ERROR_STREAM, Catalog, Event, LogEntry, Outcome, now_ms)
+from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import EventError, LateRowError, SqlError, StreamSqlError
 from .expr import compile_expr
 from .log import EventLog, atomic_write, entry_schema
@@ -365,8 +365,11 @@ class Workbench:
                 return Result(stmt, f"Table {stmt.name} created")
             if isinstance(stmt, CreateView):
                 from .sql import analyze
-                body = analyze(stmt.body_sql, c).query
-                self._promote(body.promoted, stmt)
+                try:   # a streaming body may stamp a foreign stream with a column (col AS ROWTIME)
+                    promoted = analyze(stmt.body_sql, c).query.promoted
+                except SqlError:   # a relational body over streams: valid (the analyzer checked it)
+                    promoted = {}
+                self._promote(promoted, stmt)
                 c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
                               sql=stmt.sql)
                 self._commit_catalog()

@@ -9,12 +9,10 @@ pre-combined anywhere (the Spark runtime does it before the state store) and mer
 from __future__ import annotations
 
 import decimal
-from typing import Any
 
 import numpy as np
 
-from .. import time as T
-from ..expr import Col, Rowtime, compile_expr, remap, rowtime_map_array, apply_rowtime_map
+from ..expr import compile_expr, remap, rowtime_map_array
 from ..plan import AggCall, Aggregate
 from ..types import SqlType, quantize, wrap_int
 from .base import INF, Candidate, Operator, encode_key

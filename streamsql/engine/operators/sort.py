@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import time as T
-from ..expr import Col, Expr, Rowtime, columns_used, compile_expr, remap
-from ..plan import Aggregate, Filter, Node, Project, Sort, SortKey, Window
+from ..expr import compile_expr
+from ..plan import Sort, SortKey
 from ..types import dumps_row, to_json_value
 from .base import INF, Candidate, Operator, encode_ints, encode_value
 from .timekey import try_time_key
@@ -57,66 +57,6 @@ def encode_sort_value(v, k: SortKey) -> bytes:
 
 # --------------------------------------------------------------------------- leading key periods
 
-class _ShiftedKey:
-    """The periods of ``k(r + shift)`` as a function of ``r`` (a key seen through an aggregation
-    that stamps rows at their period's end: the key's value at ``r`` is ``k(r - 1 ms)``)."""
-
-    def __init__(self, inner, shift: int):
-        self.inner, self.shift = inner, shift
-
-    def period_end(self, t: int) -> int:
-        if t <= T.NO_TIME or t >= T.END_OF_TIME:
-            return t
-        return self.inner.period_end(t + self.shift) - self.shift
-
-    def period_end_array(self, t: np.ndarray) -> np.ndarray:
-        t = np.asarray(t, dtype=np.int64)
-        out = self.inner.period_end_array(t + self.shift) - self.shift
-        return np.where((t <= T.NO_TIME) | (t >= T.END_OF_TIME), t, out).astype(np.int64)
-
-
-def lead_time_key(e: Expr, node: Node):
-    """The periods of the leading key ``e`` (an expression over ``node``'s output) as a function
-    of ``node``'s output rowtime, or None when they cannot be found (then a value is complete only
-    once a row with a later value arrives). Columns are followed through WHERE, projections that
-    keep the rowtime, OVER, and the time key of a GROUP BY or DISTINCT."""
-    while columns_used(e):
-        if isinstance(node, Filter):
-            node = node.input
-        elif isinstance(node, Project) and node.rowtime is None:
-            exprs = node.exprs
-            e = remap(e, cols=lambda c: exprs[c.index])
-            node = node.input
-        elif isinstance(node, Window) and max(columns_used(e)) < len(node.input.fields):
-            node = node.input
-        elif isinstance(node, Aggregate) and node.time_key is not None and columns_used(e) == {node.time_key}:
-            inner = lead_time_key(node.keys[node.time_key], node.input)
-            if inner is None:
-                return None
-            if node.distinct_rows:
-                # DISTINCT stamps rows with their own rowtime: the key is the same function of it
-                key = inner
-            elif node.stamp is None:
-                # a group is stamped at its period's end E; its key is the key at E - 1 ms
-                key = _ShiftedKey(inner, -1)
-            elif isinstance(node.stamp, Col) and node.stamp.index == node.time_key:
-                # ``<time key> AS ROWTIME``: the output rowtime is the key's value itself
-                key = None
-            else:
-                return None
-            outer = try_time_key(remap(e, cols=lambda c: Rowtime(0)))
-            if outer is None:
-                return None
-            if key is None:
-                return outer
-            if outer.kind != "identity" or outer.shift != 0:
-                return None     # a function of the key (rare): fall back to row-driven completion
-            return key
-        else:
-            return None
-    return try_time_key(e)
-
-
 # --------------------------------------------------------------------------- ORDER BY
 
 class SortOp(Operator):
@@ -131,7 +71,7 @@ class SortOp(Operator):
     def __init__(self, node: Sort):
         self.node = node
         self.rest = list(node.keys[1:])
-        self.time_key = lead_time_key(node.keys[0].expr, node.input)
+        self.time_key = try_time_key(node.keys[0].expr, node.input)
         self.groups: dict = {}           # group id -> [(rowtime, sortkey bytes, row)]
         self.group_min: dict = {}        # group id -> earliest rowtime in it
         self.min_end = INF               # earliest period end among buffered groups

@@ -13,9 +13,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
-import numpy as np
 
-from .. import time as T
 from ..expr import compile_expr
 from ..plan import Window, WindowSpec
 from .aggregate import _avg, _fit

@@ -73,7 +73,7 @@ def _columns(tree: N.CreateStreamStatement, env: Env, kind: str) -> list[ColumnD
     for c in tree.args["columns"]:
         name = canonical(c.this)
         if name == ROWTIME:
-            raise source.error(f"ROWTIME is implicit in every stream; it cannot be declared as a column"
+            raise source.error("ROWTIME is implicit in every stream; it cannot be declared as a column"
                                if kind != "table" else "ROWTIME is reserved; a table cannot have a ROWTIME column",
                                c.this)
         if name in seen:
