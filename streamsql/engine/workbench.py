@@ -183,7 +183,13 @@ class ContinuousQuery:
         return best
 
     def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
+        """Call ``f(batch)`` for every event that released rows or moved the output bound (from
+        Spark's sink thread on the Spark engine)."""
         self._listeners.append(f)
+
+    def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
+        if f in self._listeners:
+            self._listeners.remove(f)
 
     def values(self, row: OutputRow) -> dict:
         return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
@@ -250,6 +256,7 @@ class Workbench:
         self._lock = threading.RLock()
         self._runtimes: dict[str, Any] = {}
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
+        self._inject_listeners: list = []
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
         self.catalog = self._open_catalog()
@@ -547,7 +554,24 @@ class Workbench:
             self.log.write_head(c.next_seq - 1)
             for rt in self._runtimes.values():
                 rt.notify(feeds, c.next_seq - 1)
-            return outcomes
+        self._injected(outcomes)
+        return outcomes
+
+    def on_inject(self, f: Callable[[list], None]) -> None:
+        """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
+        INSERT statements; ``load`` passes its :class:`LoadResult`)."""
+        self._inject_listeners.append(f)
+
+    def off_inject(self, f) -> None:
+        if f in self._inject_listeners:
+            self._inject_listeners.remove(f)
+
+    def _injected(self, what) -> None:
+        for f in list(self._inject_listeners):
+            try:
+                f(what)
+            except Exception:  # a broken view must not break injection
+                log.exception("inject listener failed")
 
     def _process_inline(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
         """Queries that run in-process see the event before it is committed, so that rows their
@@ -571,7 +595,9 @@ class Workbench:
         from .bulk import load_columns
         with self._lock:
             d = self.catalog.stream(stream) if stream is not None else None
-            return load_columns(self, d, data, rowtime, chunk, progress)
+            res = load_columns(self, d, data, rowtime, chunk, progress)
+        self._injected(res)
+        return res
 
     def _entries_table(self, stream: str, entries: list[LogEntry]) -> pa.Table:
         d = self.catalog.streams[stream]
@@ -626,8 +652,10 @@ class Workbench:
                 clock = self.catalog.clock(d.name)
             except EventError:
                 clock = T.NO_TIME
-            day = T.day_of(clock) if clock > T.NO_TIME else T.day_of(now_ms())
-            return T.parse_timestamp(t, day=day)
+            if clock <= T.NO_TIME:
+                raise EventError(f"{t!r} is a time of day, but stream {stream} has no clock yet to give "
+                                 f"the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')")
+            return T.parse_timestamp(t, day=T.day_of(clock))
         try:
             return T.parse_timestamp(t)
         except T.TimeFormatError as e:

@@ -1,0 +1,31 @@
+"""IPython magics: ``%load_ext streamsql``, then ``%%streamsql`` cells and ``%streamsql`` lines.
+
+Loading the extension also makes Altair charts render through JupyterLab's built-in Vega-Lite
+renderer (see :mod:`streamsql.widgets.vega`)."""
+from __future__ import annotations
+
+from .literals import interpolate, sql_literal
+from .magic import StreamSql
+
+__all__ = ["StreamSql", "load_ipython_extension", "current_workbench", "interpolate", "sql_literal"]
+
+_loaded: dict[int, StreamSql] = {}
+
+
+def load_ipython_extension(ip) -> None:
+    """Register the magics once per shell (``%reload_ext`` keeps the same workbench)."""
+    from ..widgets.vega import enable_altair
+    if id(ip) not in _loaded:
+        magics = StreamSql(ip)
+        ip.register_magics(magics)
+        _loaded[id(ip)] = magics
+    enable_altair()
+
+
+def current_workbench():
+    """The workbench the magics of the running IPython use (opened if needed), for the Python API."""
+    from IPython import get_ipython
+    ip = get_ipython()
+    if ip is None or id(ip) not in _loaded:
+        raise RuntimeError("%load_ext streamsql first")
+    return _loaded[id(ip)].kernel.wb

@@ -33,7 +33,9 @@ class WorkbenchView(widgets.VBox):
         self.injectors: dict[str, Injector] = {}
         if injectors:
             for s in q.plan.streams:
-                self.injectors[s] = Injector(self.wb, s, on_event=self.refresh)
+                d = self.wb.catalog.streams.get(s)
+                if d is not None and not d.system:          # the error stream is written by the engine
+                    self.injectors[s] = Injector(self.wb, s, on_event=self.refresh)
         self.timeline = Timeline(q)
         self.steps = StepTable(q, limit=steps_limit, player=player,
                                base=player.base if player is not None else 0)

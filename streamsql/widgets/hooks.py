@@ -17,6 +17,9 @@ log = logging.getLogger("streamsql.widgets")
 
 def on_inject(wb, callback: Callable[[list], None]) -> None:
     """Call ``callback(outcomes)`` after every ``wb.inject`` (in the injecting thread)."""
+    if hasattr(wb, "on_inject"):
+        wb.on_inject(lambda what: callback(what if isinstance(what, list) else []))
+        return
     listeners = wb.__dict__.get("_streamsql_inject_listeners")
     if listeners is None:
         listeners = wb.__dict__["_streamsql_inject_listeners"] = []

@@ -31,6 +31,9 @@ def _input_for(field) -> widgets.Widget:
         return widgets.Checkbox(value=False, description=desc, indent=False, layout=lay)
     if t in STRING_TYPES:
         return widgets.Text(value="", description=desc, style=_WIDE, layout=widgets.Layout(width="200px"))
+    if t == "DECIMAL":
+        return widgets.Text(value="0", description=desc, placeholder=str(field.type), style=_WIDE,
+                            layout=widgets.Layout(width="170px"))
     placeholder = "HH:MM[:SS] or YYYY-MM-DD HH:MM:SS" if t == "TIMESTAMP" else str(field.type)
     return widgets.Text(value="", description=desc, placeholder=placeholder, style=_WIDE,
                         layout=widgets.Layout(width="260px"))
@@ -48,6 +51,8 @@ class Injector(widgets.VBox):
         self.fields = list(d.fields)
         self._callbacks: list[Callable] = [on_event] if on_event else []
         self.last_outcome = None
+        #: the status line under the buttons, as plain text
+        self.last_message = ""
         self._shown_clock: int | None | bool = False   # False: never shown
 
         self.rowtime = widgets.Text(description="ROWTIME", placeholder="now", style=_WIDE,
@@ -195,6 +200,7 @@ class Injector(widgets.VBox):
         self.refresh()
 
     def _say(self, text: str, error: bool = False) -> None:
+        self.last_message = text
         color = "#b00020" if error else "#333"
         self.message.value = (f'<span class="streamsql-message" style="font-family:monospace;color:{color}">'
                               f"{html.escape(text)}</span>")

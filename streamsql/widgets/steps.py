@@ -53,6 +53,13 @@ def held_rows(q) -> list[dict]:
     return out
 
 
+def held_count(q) -> int:
+    """How many rows the query's operators hold in all (the trace lists only the earliest)."""
+    if not q.trace:
+        return 0
+    return sum(op.get("held_count", len(op.get("held", []))) for op in q.trace[-1]["operators"])
+
+
 def held_table(q) -> list[list[str]]:
     rows = []
     for h in held_rows(q):
@@ -98,8 +105,12 @@ class StepTable(widgets.VBox):
         parts = [text_table(t[0], t[1:])]
         held = held_table(self.q)
         if held:
-            parts += ["", "Held rows:", text_table(HELD_HEADER, held)]
+            parts += ["", self._held_caption(len(held)) + ":", text_table(HELD_HEADER, held)]
         return "\n".join(parts)
+
+    def _held_caption(self, listed: int) -> str:
+        n = held_count(self.q)
+        return "Held rows" if n <= listed else f"Held rows ({n}; the earliest {listed} shown)"
 
     def refresh(self) -> None:
         with self._lock:
@@ -107,8 +118,8 @@ class StepTable(widgets.VBox):
             self.steps_html.value = html_table(t[0], t[1:], "streamsql-step-table",
                                                caption=f"Steps of query {self.q.name}")
             held = held_table(self.q)
-            self.held_html.value = (html_table(HELD_HEADER, held, "streamsql-held", caption="Held rows")
-                                    if held else "")
+            self.held_html.value = (html_table(HELD_HEADER, held, "streamsql-held",
+                                               caption=self._held_caption(len(held))) if held else "")
 
     def _repr_mimebundle_(self, **kwargs):
         if self.q.running:

@@ -96,8 +96,20 @@ def _values_text(values: dict | None) -> str:
     return ", ".join(f"{k}={format_value(v)}" for k, v in (values or {}).items())
 
 
-def timeline_records(q) -> tuple[list[str], list[dict]]:
-    """``(lanes, records)``: everything the timeline draws, one dict per mark, in a stable order."""
+def _recent_events(wb, q, streams: list[str], last: int) -> list[dict]:
+    """The query's last ``last`` input events, oldest first."""
+    out = []
+    for r in reversed(wb.event_trace):
+        if r["step"] <= q.start_seq or len(out) >= last:
+            break
+        if r["stream"] in streams:
+            out.append(r)
+    return out[::-1]
+
+
+def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
+    """``(lanes, records)``: everything the timeline draws, one dict per mark, in a stable order
+    (the query's ``last`` input events and released rows, so a long replay stays drawable)."""
     wb = q.wb
     streams = list(q.plan.streams)
     ops = q.trace[-1]["operators"] if q.trace else []
@@ -106,9 +118,7 @@ def timeline_records(q) -> tuple[list[str], list[dict]]:
     recs: list[dict] = []
 
     # input streams: rows, late rows, bounds (eclipsed or not), from the events the query saw
-    for r in list(wb.event_trace):
-        if r["step"] <= q.start_seq or r["stream"] not in streams:
-            continue
+    for r in _recent_events(wb, q, streams, last):
         if r["kind"] == "row" and r["status"] == "ok":
             recs.append(_rec("row", r["stream"], r["rowtime"], step=r["step"], detail=_values_text(r["values"])))
         elif r["kind"] == "row" and r["status"] == "late":
@@ -128,7 +138,7 @@ def timeline_records(q) -> tuple[list[str], list[dict]]:
             recs.append(_rec("clock", s, c, detail=f"{s} clock"))
 
     # operators: open windows and held rows, as of the last traced step
-    for i, (op, lane) in enumerate(zip(ops, op_lanes)):
+    for op, lane in zip(ops, op_lanes):
         state = op.get("state") or {}
         names = op.get("inputs", [])
         if op["operator"] == "join" and "kept" in state:
@@ -140,10 +150,13 @@ def timeline_records(q) -> tuple[list[str], list[dict]]:
                 side_lane = names[side] if side < len(names) and names[side] in lanes else lane
                 for r in kept:
                     recs.append(_rec("open window", side_lane, r - f, t2=r + p,
-                                     detail=f"{side_lane} row at {ts(r)} can match base times {ts(r - f)} to {ts(r + p)}"))
+                                     detail=f"{side_lane} row at {ts(r)} can match base times "
+                                            f"{ts(r - f)} to {ts(r + p)}"))
         for g in state.get("open_groups", []):
             end = g["end"]
-            start = _period_start(q, end)
+            start = g.get("start")
+            if start is None or start >= end:
+                start = _period_start(q, end)
             if _real(end):
                 recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
                                  detail=f"group {', '.join(format_value(k) for k in g.get('keys', []))} "
@@ -166,7 +179,7 @@ def timeline_records(q) -> tuple[list[str], list[dict]]:
 
     # output: released rows and the output bound
     snap = snapshot(q)
-    for row in snap.rows:
+    for row in snap.rows[-last:]:
         recs.append(_rec("released row", "output", row.rowtime, step=row.step,
                          detail=", ".join(f"{f.name}={format_value(v, f.type)}"
                                           for f, v in zip(snap.fields, row.values))))
@@ -179,7 +192,8 @@ def timeline_chart(q, width: int = 640) -> alt.LayerChart:
     """The timeline as an Altair layer chart over one inline data set (``spec["data"]["values"]``)."""
     lanes, recs = timeline_records(q)
     whats = [k for k, _c in KINDS]
-    x = alt.X("t:T", scale=alt.Scale(type="utc"), axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC)"))
+    x = alt.X("t:T", scale=alt.Scale(type="utc", padding=24, nice=False),
+              axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC)"))
     y = alt.Y("lane:N", scale=alt.Scale(domain=lanes), sort=lanes, title=None)
     color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in KINDS]),
                       legend=alt.Legend(title=None, orient="bottom", columns=5))

@@ -268,7 +268,10 @@ class AggregateOp(Operator):
         return np.minimum(params[:, 0], f)
 
     def describe_state(self) -> dict:
-        return {"open_groups": [{"end": e, "keys": list(k)} for (e, k) in sorted(self.groups, key=lambda x: x[0])[:50]],
+        tk = self.node.time_key
+        return {"open_groups": [{"end": e, "keys": list(k),
+                                 "start": k[tk] if tk is not None and isinstance(k[tk], int) else None}
+                                for (e, k) in sorted(self.groups, key=lambda x: x[0])[:50]],
                 "groups": len(self.groups)}
 
     def state_size(self) -> int:

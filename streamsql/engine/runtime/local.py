@@ -117,7 +117,8 @@ class _Host(_Node):
     def trace(self):
         names = [c.label() for c in self.children]
         first = heapq.nsmallest(TRACE_HELD, self.pending, key=lambda c: (c.stamp, c.tie))
-        held = [{"rowtime": c.stamp, "values": list(c.row), "waits_for": self._waits_for(c, names)} for c in first]
+        held = [{"rowtime": c.stamp, "values": list(c.row), "waits_for": self._waits_for(c, names),
+                 "waits": self._waits(c, names)} for c in first]
         mine = {"operator": self.name, "inputs": names, "clocks": list(self.clocks), "present": self.present,
                 "future": self.future, "bound": self.clock, "held": held, "held_count": len(self.pending),
                 "state": self.op.describe_state()}
@@ -135,6 +136,14 @@ class _Host(_Node):
             why = self.op.explain_bound(self.clocks, names)
             out.append(why or f"the {self.name} could still produce a row stamped "
                               f"{T.format_timestamp(self.future)}")
+        return out
+
+    def _waits(self, c: Candidate, names: list[str]) -> list[dict]:
+        """The same as :meth:`_waits_for`, structured: which input's clock must reach which time
+        (``input`` None when the operator's own frontier holds the row)."""
+        out = [{"input": n, "time": c.stamp} for n, ck in zip(names, self.clocks) if ck < c.stamp]
+        if c.stamp > self.future:
+            out.append({"input": None, "time": c.stamp, "frontier": self.future})
         return out
 
     def label(self) -> str:

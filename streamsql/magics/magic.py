@@ -1,0 +1,223 @@
+"""``%%streamsql`` and ``%streamsql``, after JupySQL's ``%%sql``: options first, statements in the
+cell (or after the options on the line), ``{{name}}`` interpolation, ``-o VAR`` / ``VAR <<`` to
+bind the result, ``%config StreamSql.*`` for defaults. Thin: it parses, calls the engine's
+Python API and displays; errors print as one line plus a caret, never a traceback."""
+from __future__ import annotations
+
+import re
+import sys
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+from traitlets import Bool, Enum, Int, Unicode, observe
+
+from ..engine.cli import EventsFileError
+from ..engine.errors import SqlError, StreamSqlError
+from ..engine.sql import split_script
+from .literals import InterpolationError, interpolate
+from .session import KernelWorkbench
+from . import commands
+
+_BIND = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*<<\s*$")
+
+
+class CellError(Exception):
+    """Raised instead of printed when ``StreamSql.stop_on_error`` is set: IPython shows only
+    these lines (no traceback) and a "Run All" stops at the cell."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def _render_traceback_(self):
+        return self.text.splitlines()
+
+
+def error_text(e: BaseException) -> str:
+    """One line (plus the statement line and a caret when the position is known)."""
+    if isinstance(e, SqlError):
+        return "SQL error: " + (e.caret() if e.sql and e.line is not None else str(e))
+    return f"error: {e}"
+
+
+def split_options(line: str, parser) -> tuple[str, str]:
+    """``(options, rest)``: the leading options the parser knows, and the raw text after them
+    (SQL keeps its quotes, which shell-style splitting would eat)."""
+    actions = parser._option_string_actions
+    tokens = list(re.finditer(r"\S+", line))
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].group()
+        opt = tok.split("=", 1)[0]
+        if not tok.startswith("-") or opt not in actions:
+            break
+        i += 1
+        if actions[opt].nargs != 0 and "=" not in tok:
+            i += 1
+    cut = tokens[i].start() if i < len(tokens) else len(line)
+    return line[:cut].strip(), line[cut:].strip()
+
+
+@magics_class
+class StreamSql(Magics):
+    """Streaming SQL in notebooks. Settings (``%config StreamSql.<name> = value``) apply when the
+    kernel's workbench opens: at first use and after ``%streamsql reset``."""
+
+    workspace = Unicode(None, allow_none=True, help=(
+        "Workspace directory of the kernel's workbench (streams, event log, query checkpoints); "
+        "None: a temporary one, removed when the kernel exits.")).tag(config=True)
+    engine = Enum(["spark", "local"], "spark", help=(
+        "Where SELECT STREAM queries run: 'spark' (PySpark) or 'local' (in-process).")).tag(config=True)
+    master = Unicode(None, allow_none=True, help="Spark master URL; None: local[*].").tag(config=True)
+    buckets = Int(1, help="Key buckets per stateful Spark operator.").tag(config=True)
+    displaylimit = Int(20, help="Released rows a query view shows (the last ones); --limit overrides.").tag(
+        config=True)
+    feedback = Bool(True, help="Print each statement's one-line result ('Stream P created').").tag(config=True)
+    stop_on_error = Bool(False, help=(
+        "Raise a short error (no traceback) instead of printing it, so that 'Run All' stops "
+        "at a failing cell.")).tag(config=True)
+
+    def __init__(self, shell=None, **kwargs):
+        super().__init__(shell=shell, **kwargs)
+        self.kernel = KernelWorkbench(self)
+
+    @observe("workspace", "engine", "master", "buckets")
+    def _setting_changed(self, change):
+        if getattr(self, "kernel", None) is not None and self.kernel.is_open:
+            print(f"StreamSql.{change['name']} applies after %streamsql reset")
+
+    # ------------------------------------------------------------------ the magic
+
+    @no_var_expand
+    @needs_local_scope
+    @line_cell_magic
+    @magic_arguments()
+    @argument("line", nargs="*", help=(
+        "line magic: a sub-command (" + ", ".join(commands.NAMES) + ") or statements; "
+        "cell magic: optionally VAR << to bind the result"))
+    @argument("-n", "--name", help="name of the continuous query a SELECT STREAM starts")
+    @argument("-l", "--limit", type=int, default=None, help="released rows to show (default: StreamSql.displaylimit)")
+    @argument("-o", "--out", metavar="VAR", help="bind the started query (a ContinuousQuery) to VAR")
+    @argument("--explain", action="store_true", help="print the logical plan and the Spark plan")
+    @argument("--bounds", action="store_true", help="show the output bound as it advances among the rows")
+    @argument("-w", "--workbench", action="store_true",
+              help="show the full workbench (rows, injectors, timeline, step table) instead of the rows")
+    def streamsql(self, line: str = "", cell: str | None = None, local_ns=None):
+        """Run streaming SQL statements, or a workbench sub-command.
+
+        %%streamsql [options] [VAR <<]
+        CREATE STREAM ...; INSERT INTO ...; SELECT STREAM ...
+
+        %streamsql [options] STATEMENTS
+        %streamsql streams | queries | stop NAME | reset | load PATH | show [NAME] |
+                   workbench [NAME] | steps [NAME] | timeline [NAME] | explain [NAME] | help
+
+        DDL and INSERT print a one-line result; a SELECT STREAM starts a continuous query and
+        shows it live. ``{{name}}`` puts a Python value in as a SQL literal.
+        """
+        parser = self.streamsql.parser
+        ns = dict(self.shell.user_ns)
+        ns.update(local_ns or {})
+        try:
+            opts, rest = split_options(line, parser)
+            if cell is None:
+                word = rest.split(None, 1)[0].lower() if rest else ""
+                if not rest or word in commands.NAMES:
+                    args = parser.parse_intermixed_args(_argv(opts, rest))
+                    return commands.run(self, args.line or ["help"], args)
+                args = parser.parse_args(_argv(opts))
+                return self._statements(rest, args, ns)
+            args = parser.parse_args(_argv(opts))
+            if rest:
+                m = _BIND.match(rest)
+                if not m:
+                    raise UsageError(f"%%streamsql: unexpected {rest!r} on the magic's line "
+                                     "(options, then optionally VAR <<; the statements go in the cell)")
+                if args.out:
+                    raise UsageError("%%streamsql: give either -o VAR or VAR <<, not both")
+                args.out = m.group(1)
+            return self._statements(cell, args, ns)
+        except (StreamSqlError, EventsFileError, InterpolationError, FileNotFoundError) as e:
+            self._fail(error_text(e))
+        except RuntimeError as e:
+            if type(e).__name__ != "JavaNotFound":
+                raise
+            self._fail(error_text(e))
+        return None
+
+    # ------------------------------------------------------------------ statements
+
+    def _statements(self, sql: str, args, ns: dict):
+        sql = interpolate(sql, ns)
+        if not sql.strip():
+            return None
+        wb = self.kernel.wb
+        name = args.name
+        queries = []
+        results = []
+        tables = []                      # relational SELECT answers
+        starts = self.kernel.spark_starts
+        failure = None
+        try:
+            for st in split_script(sql):
+                try:
+                    done = wb.execute(st.sql, name=name)
+                except SqlError as e:
+                    raise (e.located(sql, st.line - 1, st.col - 1) if e.line is not None else e) from None
+                for r in done:
+                    results.append(r)
+                    if self.feedback:
+                        print(r.message)
+                    if r.query is not None:
+                        queries.append(r.query)
+                        name = None
+                    elif r.rows is not None and hasattr(r, "to_pandas"):
+                        tables.append(r)
+                if self.kernel.spark_starts != starts:
+                    starts = self.kernel.spark_starts
+                    print("Spark is ready.")
+        except (StreamSqlError, EventsFileError) as e:
+            failure = e
+        if args.out:
+            self.shell.user_ns[args.out] = queries[0] if queries else tables[-1] if tables else results
+        for t in tables:
+            self.show_table(t, args)
+        for q in queries:
+            self.show_query(q, args)
+        if failure is not None:
+            raise failure
+        return None
+
+    def show_table(self, result, args) -> None:
+        """A relational SELECT's rows, as a DataFrame (the first ``--limit`` of them)."""
+        limit = self.displaylimit if args.limit is None else args.limit
+        df = result.to_pandas()
+        if len(df) > limit:
+            print(f"(first {limit} of {len(df)} rows)")
+            df = df.head(limit)
+        display(df)
+
+    def show_query(self, q, args) -> None:
+        from ..widgets import QueryView, WorkbenchView
+        from .explain import logical_plan, spark_plan
+        limit = self.displaylimit if args.limit is None else args.limit
+        if args.explain:
+            print("Logical plan:\n" + logical_plan(q))
+            print("\nSpark plan:\n" + spark_plan(q))
+        if args.workbench:
+            display(WorkbenchView(q, limit=limit, bounds=args.bounds))
+        else:
+            display(QueryView(q, limit=limit, bounds=args.bounds))
+
+    def _fail(self, text: str) -> None:
+        if self.stop_on_error:
+            raise CellError(text)
+        print(text, file=sys.stderr)
+
+
+def _argv(*parts: str) -> list[str]:
+    from IPython.utils.process import arg_split
+    return arg_split(" ".join(p for p in parts if p))
+

@@ -1,0 +1,77 @@
+"""The kernel's workbench: one per kernel, opened on first use from the ``%config StreamSql``
+settings, reopened empty by ``%streamsql reset``. Spark itself starts once per process, on the
+first Spark query, after a visible "starting Spark…" line."""
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+from ..engine.workbench import Workbench
+
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class KernelWorkbench:
+    def __init__(self, settings):
+        self.settings = settings          # the StreamSql magics (a Configurable)
+        self._wb: Workbench | None = None
+        self._log_handler: logging.Handler | None = None
+        self.spark_starts = 0
+
+    @property
+    def is_open(self) -> bool:
+        return self._wb is not None
+
+    @property
+    def wb(self) -> Workbench:
+        if self._wb is None:
+            self._wb = self._open()
+        return self._wb
+
+    def _open(self) -> Workbench:
+        s = self.settings
+        wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets)
+        wb.on_spark_start = self.spark_starting
+        self._log_to(wb.path / "logs" / "streamsql.log")
+        return wb
+
+    def spark_starting(self) -> None:
+        """Called by the engine right before the SparkSession starts (it takes seconds)."""
+        self.spark_starts += 1
+        print(f"starting Spark ({self.settings.master or 'local[*]'})…", flush=True)
+        sys.stdout.flush()
+
+    def _log_to(self, path: Path) -> None:
+        """The engine's log (late-row counts and the like) goes to the workspace, not the cell."""
+        logger = logging.getLogger("streamsql")
+        if self._log_handler is not None:
+            logger.removeHandler(self._log_handler)
+            self._log_handler.close()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_handler = logging.FileHandler(path, delay=True)
+        self._log_handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+        logger.addHandler(self._log_handler)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.INFO)
+
+    def reset(self) -> str:
+        """Stop every query and start over in a new, empty workspace."""
+        old = self._wb
+        self._wb = None
+        configured = self.settings.workspace
+        if old is not None:
+            old.close()
+        if configured:
+            p = Path(configured).expanduser().resolve()
+            if (p / "catalog.json").exists():
+                shutil.rmtree(p)
+        wb = self.wb
+        where = str(wb.path) if configured else "a temporary directory"
+        return f"Workbench reset: new empty workspace in {where}"
+
+    def close(self) -> None:
+        if self._wb is not None:
+            self._wb.close()
+            self._wb = None

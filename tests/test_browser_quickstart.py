@@ -1,0 +1,184 @@
+"""The quickstart in a real JupyterLab and a real browser: JupyterLab headless on a free local
+port with a token, Debian's Chromium driven by Playwright (never a downloaded browser). It runs
+every cell, clicks "Insert row" on the first injector, and checks that the query's table grows
+and that the timeline chart is drawn. Screenshots go to test-output/."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "00_quickstart.ipynb"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+OUT = ROOT / "test-output"
+
+pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                                reason="Debian's chromium is not installed (scripts/setup.sh --test installs it)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _settings(d: Path) -> None:
+    """No news or update checks (they would reach the internet and pop up toasts); every cell
+    attached to the page so that all prompts can be read."""
+    files = {
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
+            {"windowingMode": "none", "autoStartDefaultKernel": True},
+    }
+    for name, value in files.items():
+        p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(value))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on 127.0.0.1 serving a copy of the quickstart (outputs cleared)."""
+    root = tmp_path_factory.mktemp("lab")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs, c.execution_count = [], None
+    nbformat.write(nb, root / NOTEBOOK.name)
+    jdir = tmp_path_factory.mktemp("jupyter")
+    _settings(jdir / "user-settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(jdir / "config"), JUPYTER_RUNTIME_DIR=str(jdir / "runtime"),
+               JUPYTERLAB_WORKSPACES_DIR=str(jdir / "workspaces"))
+    OUT.mkdir(exist_ok=True)
+    log = open(OUT / "jupyterlab.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         f"--LabApp.user_settings_dir={jdir / 'user-settings'}", f"--LabApp.workspaces_dir={jdir / 'workspaces'}",
+         "--LabApp.extension_manager=readonly", "--ServerApp.open_browser=False", "--ServerApp.terminals_enabled=False",
+         "--allow-root"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"JupyterLab did not start; see {OUT / 'jupyterlab.log'}")
+            time.sleep(0.5)
+        yield {"base": base, "token": token, "root": root}
+    finally:
+        try:   # shuts the kernels (and their Spark) down too
+            req = urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST")
+            urllib.request.urlopen(req, timeout=30).close()
+            proc.wait(60)
+        except Exception:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        log.close()
+
+
+PROMPTS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+                        .map(e => e.textContent.trim())"""
+
+
+def _rows(page) -> int:
+    return int(page.locator(".streamsql-workbench .streamsql-query .streamsql-rows").first.get_attribute("data-rows"))
+
+
+def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?token={lab['token']}")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
+            page.wait_for_timeout(2000)
+            select = page.locator(".jp-Dialog button", has_text="Select")
+            if select.count():          # the kernel chooser, in case the preference is not honoured
+                select.first.click()
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+            n_code = sum(c.cell_type == "code" for c in nbformat.read(NOTEBOOK, as_version=4).cells)
+            deadline = time.time() + 420
+            prompts: list[str] = []
+            while time.time() < deadline:
+                prompts = page.evaluate(PROMPTS_JS)
+                done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
+                if len(prompts) == n_code and len(done) == n_code:
+                    break
+                page.wait_for_timeout(1000)
+            else:
+                page.screenshot(path=str(OUT / "quickstart-timeout.png"))
+                pytest.fail(f"the notebook did not finish running: prompts {prompts}")
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+
+            text = page.locator(".jp-Notebook").inner_text()
+            assert "Traceback" not in text
+            assert "starting Spark" in text
+            assert "SQL error: line 1:24: Column 'NME' not found" in text
+
+            # the composed workbench of `merged`: rows so far, then Insert row on P's injector
+            rows = page.locator(".streamsql-workbench .streamsql-query .streamsql-rows").first
+            rows.scroll_into_view_if_needed()
+            before = _rows(page)
+            assert before == 5, page.locator(".streamsql-workbench .streamsql-query").first.inner_text()
+            injector = page.locator(".streamsql-workbench .streamsql-injector").first
+            assert "P" in injector.locator(".widget-html").first.inner_text()
+            injector.locator("button", has_text="Insert row").click()
+            deadline = time.time() + 120
+            while _rows(page) == before and time.time() < deadline:
+                page.wait_for_timeout(250)
+            assert _rows(page) == before + 1
+            table = page.locator(".streamsql-workbench .streamsql-query").first.inner_text()
+            assert "2006-10-10 01:08:00" in table.splitlines()[-1] or "p3" in table
+            assert "inserted" in injector.locator(".streamsql-message").inner_text()
+
+            # the timeline chart is drawn by JupyterLab's Vega renderer, inside the live widget
+            chart = page.locator(".streamsql-workbench .streamsql-timeline .vega-embed").first
+            chart.wait_for(state="visible", timeout=60_000)
+            drawn = chart.locator("canvas, svg").first
+            drawn.wait_for(state="visible", timeout=60_000)
+            box = drawn.bounding_box()
+            assert box and box["width"] > 300 and box["height"] > 80
+
+            chart.scroll_into_view_if_needed()
+            chart.screenshot(path=str(OUT / "quickstart-timeline.png"))
+            join_chart = page.locator(".streamsql-workbench").nth(1).locator(".streamsql-timeline .vega-embed")
+            join_chart.scroll_into_view_if_needed()
+            join_chart.locator("canvas, svg").first.wait_for(state="visible", timeout=60_000)
+            join_chart.screenshot(path=str(OUT / "quickstart-join-timeline.png"))
+            wb = page.locator(".streamsql-workbench").first
+            wb.scroll_into_view_if_needed()
+            page.screenshot(path=str(OUT / "quickstart.png"))
+        finally:
+            browser.close()
+    shutil.rmtree(lab["root"] / ".ipynb_checkpoints", ignore_errors=True)

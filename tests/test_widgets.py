@@ -1,0 +1,386 @@
+"""The widgets driven through their models (values set, buttons clicked with ``.click()``), with
+the engine state, the released rows and the chart data that result checked. The local engine
+unless a test is about Spark."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import ipywidgets as widgets
+import pytest
+
+from streamsql.engine import time as T
+from streamsql.engine.cli import read_events
+from streamsql.engine.trace import format_table, step_table
+from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, Timeline, WorkbenchView, held_rows,
+                               query_step_table, timeline_records, workbench)
+from streamsql.widgets import vega
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "scenarios"      # the same place tests/conftest.py reads them from
+SCENARIOS = SHARED if SHARED.exists() else ROOT / "tests" / "scenarios" / "shared"
+
+
+def ms(text: str) -> int:
+    return T.parse_timestamp(text)
+
+
+def records(q, what: str) -> list[dict]:
+    """The chart's data rows of one kind, from the Altair spec itself."""
+    spec = vega.spec_of(Timeline(q).chart())
+    return [r for r in spec["data"]["values"] if r["what"] == what]
+
+
+@pytest.fixture
+def union(wb_local):
+    wb_local.execute("CREATE STREAM P (name VARCHAR(10)); CREATE STREAM Q (name VARCHAR(10))")
+    q = wb_local.query("SELECT STREAM ROWTIME, name FROM P UNION ALL SELECT STREAM ROWTIME, name FROM Q", name="m")
+    return wb_local, q
+
+
+JOIN = ("SELECT STREAM ROWTIME, o.orderId, o.ticker, o.amount AS orderAmount, t.amount AS tradeAmount "
+        "FROM Orders AS o JOIN Trades OVER (RANGE INTERVAL '10' MINUTE FOLLOWING) AS t ON o.orderId = t.orderId")
+
+
+@pytest.fixture
+def join(wb_local):
+    wb_local.execute("CREATE STREAM Orders (orderId INTEGER, ticker VARCHAR(10), amount INTEGER);"
+                     "CREATE STREAM Trades (orderId INTEGER, ticker VARCHAR(10), amount INTEGER)")
+    return wb_local, wb_local.query(JOIN, name="matched")
+
+
+def fill(inj: Injector, at: str, **values) -> None:
+    inj.rowtime.value = at
+    for k, v in values.items():
+        inj.inputs[k.upper()].value = v
+    inj.insert_button.click()
+
+
+# --------------------------------------------------------------------------- injector
+
+def test_injector_inputs_follow_the_column_types(wb_local):
+    wb_local.execute("CREATE STREAM S (i INTEGER NOT NULL, b BIGINT, d DOUBLE, m DECIMAL(8,2), f BOOLEAN, "
+                     "s VARCHAR(5), t TIMESTAMP)")
+    inj = Injector(wb_local, "s")
+    kinds = {k: type(w) for k, w in inj.inputs.items()}
+    assert kinds == {"I": widgets.IntText, "B": widgets.IntText, "D": widgets.FloatText, "M": widgets.Text,
+                     "F": widgets.Checkbox, "S": widgets.Text, "T": widgets.Text}
+    assert set(inj.nulls) == {"B", "D", "M", "F", "S", "T"}          # I is NOT NULL
+    assert inj.rowtime.value == "" and inj.rowtime.placeholder == "now"   # no clock yet
+
+    inj.inputs["I"].value, inj.inputs["B"].value, inj.inputs["D"].value = 7, 2**40, 2.5
+    inj.inputs["M"].value, inj.inputs["F"].value, inj.inputs["S"].value = "12.34", True, "abc"
+    inj.inputs["T"].value = "2006-10-10 09:30:00"
+    inj.nulls["B"].value = True
+    assert inj.inputs["B"].disabled
+    inj.rowtime.value = "2006-10-10 10:00:00"
+    inj.insert_button.click()
+    rec = wb_local.event_trace[-1]
+    assert rec["status"] == "ok" and rec["kind"] == "row" and rec["rowtime"] == ms("2006-10-10 10:00:00")
+    assert rec["values"] == {"I": 7, "B": None, "D": 2.5, "M": "12.34", "F": True, "S": "abc",
+                             "T": ms("2006-10-10 09:30:00")}
+    assert wb_local.clock("S") == ms("2006-10-10 10:00:00")
+    # ROWTIME and the bound field now follow the stream clock; short times are on its day
+    assert inj.rowtime.value == inj.punct_time.value == "2006-10-10 10:00:00"
+    inj.inputs["T"].value = "08:15"
+    inj.rowtime.value = "10:05"
+    inj.insert_button.click()
+    assert wb_local.event_trace[-1]["rowtime"] == ms("2006-10-10 10:05:00")
+    assert wb_local.event_trace[-1]["values"]["T"] == ms("2006-10-10 08:15:00")
+    assert "step 2: S row at 2006-10-10 10:05:00 inserted" in inj.message.value
+
+
+def test_injector_reports_bad_values_and_late_rows_and_keeps_going(wb_local):
+    wb_local.execute("CREATE STREAM S (s VARCHAR(3))")
+    inj = Injector(wb_local, "S")
+    fill(inj, "2006-10-10 10:00:00", s="toolong")
+    assert "error" in inj.message.value and "longer than VARCHAR(3)" in inj.message.value
+    assert wb_local.clock("S") is None                     # refused: nothing changed
+    fill(inj, "2006-10-10 10:00:00", s="ok")
+    fill(inj, "09:59", s="old")
+    assert "late" in inj.message.value and "before the stream clock" in inj.message.value
+    assert [r["status"] for r in wb_local.event_trace] == ["error", "ok", "late"]
+    assert next(s for s in wb_local.streams() if s["name"] == "S")["late"] == 1
+    inj.rowtime.value = "not a time"
+    inj.insert_button.click()
+    assert "error" in inj.message.value and "invalid timestamp" in inj.message.value
+    assert len(wb_local.event_trace) == 3
+
+
+def test_punctuate_strict_and_eclipsed(union):
+    wb, q = union
+    p = Injector(wb, "P")
+    fill(p, "2006-10-10 01:00:00", name="p1")
+    p.punct_time.value = "01:05"
+    p.strict.value = True
+    p.punct_button.click()
+    assert wb.clock("P") == ms("2006-10-10 01:05:00") + 1
+    assert p.punct_time.value == "2006-10-10 01:05:00.001"
+    p.strict.value = False
+    p.punct_button.click()                                  # equal to the clock: says nothing new
+    assert [r["status"] for r in wb.event_trace[-2:]] == ["ok", "eclipsed"]
+    assert "eclipsed" in p.message.value
+    p.punct_time.value = "01:01"                            # backwards for this producer: refused
+    p.punct_button.click()
+    assert "cannot move backwards" in p.message.value
+    assert [r["status"] for r in wb.event_trace] == ["ok", "ok", "eclipsed", "error"]
+    assert wb.clock("P") == ms("2006-10-10 01:05:00") + 1
+    # on the chart: one bound and one eclipsed bound, on P's lane, at the strict bound + 1 ms
+    assert [(r["lane"], r["t"], r["step"]) for r in records(q, "bound")] == [("P", ms("2006-10-10 01:05:00") + 1, 2)]
+    assert [(r["lane"], r["t"], r["step"]) for r in records(q, "eclipsed bound")] == [
+        ("P", ms("2006-10-10 01:05:00") + 1, 3)]
+
+
+def test_producers_attach_and_detach_through_the_widget(union):
+    wb, q = union
+    p, qq = Injector(wb, "P"), Injector(wb, "Q")
+    fill(qq, "2006-10-10 02:00:00", name="q")                # Q is far ahead: only P holds the merge
+    fill(p, "2006-10-10 01:00:00", name="a")
+    p.new_producer.value = "slow"
+    p.attach_button.click()
+    assert p.producer.options == ("default", "slow") and p.producer.value == "slow"
+    p.producer.value = "default"
+    fill(p, "01:10", name="b")                              # waits for the slow producer
+    info = next(s for s in wb.streams() if s["name"] == "P")
+    assert info["pending"] == 1 and "slow" in info["producers"]
+    assert [r.values for r in q.rows] == [("a",)]
+    p.producer.value = "slow"
+    p.detach_button.click()                                 # no longer holds the stream back
+    assert "producer slow detached" in p.message.value
+    assert [r.values for r in q.rows] == [("a",), ("b",)]
+    assert [r["kind"] for r in wb.event_trace] == ["row", "row", "attach", "row", "detach"]
+
+
+# --------------------------------------------------------------------------- live view and step table
+
+def test_query_view_shows_rows_bound_and_clocks(union):
+    wb, q = union
+    v = QueryView(q, limit=2)
+    assert v.text().splitlines()[:3] == ["Query m (running): 0 rows released, output bound none",
+                                         "Clocks: P none, Q none", "(no rows released yet)"]
+    for s, t, n in [("P", "01:00", "p1"), ("P", "01:06", "p2"), ("Q", "01:02", "q1"), ("Q", "01:04", "q2")]:
+        wb.insert(s, {"name": n}, rowtime=f"2006-10-10 {t}:00")
+    v.refresh()
+    text = v.text()
+    assert "3 rows released, output bound 2006-10-10 01:04:00" in text
+    assert "Clocks: P 2006-10-10 01:06:00, Q 2006-10-10 01:04:00" in text
+    assert text.endswith("(last 2 of 3)")
+    assert '<table class="streamsql-rows" data-rows="2"' in v.table.value
+    assert "q2" in v.table.value and "p1" not in v.table.value
+    wb.punctuate("Q", "01:10")
+    b = QueryView(q, limit=10, bounds=True)
+    lines = b.text().splitlines()
+    assert "5    | bound 2006-10-10 01:10:00 |" not in lines             # p2 at 01:06 implies nothing more
+    assert any(l.startswith("5    | 2006-10-10 01:06:00 | p2") for l in lines)
+    assert b._repr_mimebundle_()["text/plain"] == b.text()
+
+
+def test_bounds_mode_interleaves_output_bound_moves(wb_local):
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    wb_local.insert("S", {"x": 1}, rowtime="2006-10-10 10:00:00")
+    wb_local.punctuate("S", "10:05")
+    v = QueryView(q, bounds=True)
+    rows, classes, _ = v.rows()
+    assert rows == [["1", "2006-10-10 10:00:00", "1"], ["2", "bound 2006-10-10 10:05:00", ""]]
+    assert classes == ["", "bound"]
+
+
+def test_step_table_matches_the_engine_table_for_the_seed(union):
+    wb, q = union
+    events = read_events(SCENARIOS / "union_merge.events.jsonl")
+    outcomes = wb.inject(events)
+    t = query_step_table(q)
+    assert t == step_table(q, outcomes, 0, ["P", "Q"])
+    assert format_table(t).splitlines() == [
+        "Step | P        | Q           | Output",
+        "-----+----------+-------------+-------------------",
+        "1    | 01:00 p1 |             |",
+        "2    | 01:06 p2 |             |",
+        "3    |          | 01:02 q1    | 01:00 p1; 01:02 q1",
+        "4    |          | 01:04 q2    | 01:04 q2",
+        "5    |          | 01:10 bound | 01:06 p2"]
+    st = StepTable(q)
+    assert 'class="streamsql-step-table" data-rows="5"' in st.steps_html.value
+    assert st.held_html.value == ""
+
+
+# --------------------------------------------------------------------------- timeline data
+
+def test_timeline_of_the_join_shows_windows_held_rows_and_what_they_wait_for(join):
+    wb, q = join
+    ui = WorkbenchView(q)
+    orders, trades = ui.injectors["ORDERS"], ui.injectors["TRADES"]
+    fill(orders, "2006-10-10 10:00:00", orderId=1, ticker="ORCL", amount=100)
+    fill(orders, "10:03", orderId=2, ticker="YHOO", amount=25)
+    fill(trades, "2006-10-10 10:02:00", orderId=1, ticker="ORCL", amount=60)
+    fill(trades, "10:04", orderId=2, ticker="YHOO", amount=25)
+    assert [(r.step, r.values) for r in q.rows] == [(3, (1, "ORCL", 100, 60))]
+
+    lanes, recs = timeline_records(q)
+    assert lanes == ["ORDERS", "TRADES", "join", "output"]
+    spec = ui.timeline.spec()
+    assert spec["$schema"].endswith("vega-lite/v5.json")
+    assert spec["data"]["values"] == recs                        # what is drawn is the data checked here
+    by = lambda w: [(r["lane"], r["t"], r["t2"], r["step"]) for r in recs if r["what"] == w]
+    assert by("row") == [("ORDERS", ms("2006-10-10 10:00:00"), ms("2006-10-10 10:00:00"), 1),
+                         ("ORDERS", ms("2006-10-10 10:03:00"), ms("2006-10-10 10:03:00"), 2),
+                         ("TRADES", ms("2006-10-10 10:02:00"), ms("2006-10-10 10:02:00"), 3),
+                         ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), 4)]
+    assert by("clock") == [("ORDERS", ms("2006-10-10 10:03:00"), ms("2006-10-10 10:03:00"), None),
+                           ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None)]
+    # each kept trade can match orders with base times 10 minutes before it
+    assert [(r[0], r[1], r[2]) for r in by("open window")] == [
+        ("TRADES", ms("2006-10-10 09:54:00"), ms("2006-10-10 10:04:00"))]
+    assert by("released row") == [("output", ms("2006-10-10 10:00:00"), ms("2006-10-10 10:00:00"), 3)]
+    held = [r for r in recs if r["what"] == "held row"]
+    assert [(r["lane"], r["t"]) for r in held] == [("output", ms("2006-10-10 10:03:00"))]
+    assert "TRADES clock passes 2006-10-10 10:10:00" in held[0]["detail"]
+    assert by("waits for") == [("TRADES", ms("2006-10-10 10:10:00"), ms("2006-10-10 10:10:00"), None)]
+    assert held_rows(q)[0]["waits_for"] and "Held rows" in ui.steps.held_html.value
+
+    trades.punct_time.value = "10:11"
+    trades.punct_button.click()
+    assert [(r.step, r.values) for r in q.rows][-1] == (5, (2, "YHOO", 25, 25))
+    recs = timeline_records(q)[1]
+    assert [r for r in recs if r["what"] in ("held row", "waits for")] == []
+    assert [(r["lane"], r["t"], r["step"]) for r in recs if r["what"] == "bound"] == [
+        ("TRADES", ms("2006-10-10 10:11:00"), 5)]
+    assert '<table class="streamsql-rows" data-rows="2"' in ui.live.table.value   # the view followed
+
+
+def test_timeline_shows_late_rows_and_aggregation_periods(wb_local):
+    wb_local.execute("CREATE STREAM S (k VARCHAR(3), x INTEGER)")
+    q = wb_local.query("SELECT STREAM FLOOR(S.ROWTIME TO HOUR) AS h, k, SUM(x) AS total FROM S "
+                       "GROUP BY FLOOR(S.ROWTIME TO HOUR), k", name="hourly")
+    inj = Injector(wb_local, "S")
+    fill(inj, "2006-10-10 10:15:00", k="a", x=1)
+    fill(inj, "10:40", k="b", x=2)
+    fill(inj, "10:20", k="a", x=5)                            # late
+    lanes, recs = timeline_records(q)
+    assert lanes == ["S", "aggregate", "output"]
+    assert [(r["lane"], r["t"]) for r in recs if r["what"] == "late row"] == [("S", ms("2006-10-10 10:20:00"))]
+    windows = [(r["lane"], r["t"], r["t2"]) for r in recs if r["what"] == "open window"]
+    assert windows == [("aggregate", ms("2006-10-10 10:00:00"), ms("2006-10-10 11:00:00"))] * 2
+    fill(inj, "11:00", k="a", x=3)                            # closes the 10:00 groups
+    recs = timeline_records(q)[1]
+    assert [(r["t"], r["step"]) for r in recs if r["what"] == "released row"] == [
+        (ms("2006-10-10 11:00:00"), 4), (ms("2006-10-10 11:00:00"), 4)]
+    assert [(r["t"], r["t2"]) for r in recs if r["what"] == "open window"] == [
+        (ms("2006-10-10 11:00:00"), ms("2006-10-10 12:00:00"))]
+
+
+def test_charts_and_texts_are_deterministic(tmp_path):
+    """Two workbenches fed the same events draw byte-identical charts and texts."""
+    from streamsql.engine.workbench import Workbench
+    out = []
+    for i in range(2):
+        with Workbench(tmp_path / f"ws{i}", engine="local") as wb:
+            wb.execute("CREATE STREAM Orders (orderId INTEGER, ticker VARCHAR(10), amount INTEGER);"
+                       "CREATE STREAM Trades (orderId INTEGER, ticker VARCHAR(10), amount INTEGER)")
+            q = wb.query(JOIN, name="j")
+            wb.inject(read_events(SCENARIOS / "join1_inner_following.events.jsonl"))
+            view = WorkbenchView(q)
+            b = view._repr_mimebundle_()
+            out.append((json.dumps(b[vega.MIMETYPE], sort_keys=True), b["text/plain"],
+                        view.steps.steps_html.value, view.live.table.value))
+    assert out[0] == out[1]
+    assert str(tmp_path) not in "".join(out[0])
+
+
+def test_views_redraw_by_themselves_after_python_api_events(union):
+    """No click and no refresh() call: the inject hook and the release callback redraw them."""
+    import streamsql
+    wb, q = union
+    ui = streamsql.workbench(q)
+    assert isinstance(ui, WorkbenchView)
+    wb.insert("P", {"name": "p1"}, rowtime="2006-10-10 01:00:00")
+    wb.insert("Q", {"name": "q1"}, rowtime="2006-10-10 01:00:00")
+
+    def drawn():
+        return ui.timeline.out.outputs[0]["data"][vega.MIMETYPE]["data"]["values"]
+    deadline = time.time() + 10
+    while time.time() < deadline and len([r for r in drawn() if r["what"] == "released row"]) < 2:
+        time.sleep(0.05)
+    assert [(r["lane"], r["step"]) for r in drawn() if r["what"] == "released row"] == [("output", 2), ("output", 2)]
+    assert '<table class="streamsql-rows" data-rows="2"' in ui.live.table.value
+    assert "2006-10-10 01:00:00" in ui.injectors["P"].title.value       # the injector shows the new clock
+    assert ui.injectors["Q"].rowtime.value == "2006-10-10 01:00:00"
+
+
+# --------------------------------------------------------------------------- scenarios
+
+def test_scenario_player_steps_forward_and_back(tmp_path):
+    player = ScenarioPlayer(SCENARIOS / "join3_full_outer.sql", engine="local")
+    assert (player.pos, player.total) == (0, 11)
+    player.step()
+    player.step()
+    assert player.pos == 2 and player.check()[0] is True
+    player.goto(11)
+    ok, why = player.check()
+    assert ok, why
+    assert [r.step - player.base for r in player.q.rows] == [4, 6, 7, 7, 11]
+    assert player.step_table()[0] == ["Step", "Orders", "Trades", "Output"]
+    first_wb = player.wb
+    player.goto(4)                                         # back: replays from the start
+    assert player.wb is not first_wb and player.pos == 4
+    assert [r.step for r in player.q.rows] == [4]
+    player.close()
+
+
+def test_scenario_view_buttons(tmp_path):
+    view = workbench(scenario=SCENARIOS / "union_merge", engine="local")
+    assert view.status_text().startswith("Scenario union_merge: step 0 of 5; next: P row 01:00 p1")
+    view.step_button.click()
+    view.k.value = 4
+    view.go_button.click()
+    assert view.player.pos == 4
+    assert "✓ matches union_merge.expected.jsonl up to step 4" in view.status_text()
+    q = view.player.q
+    assert [(r.step, r.values) for r in q.rows] == [(3, ("p1",)), (3, ("q1",)), (4, ("q2",))]
+    assert view.view.steps.rows()[-1] == ["4", "", "01:04 q2", "01:04 q2"]
+    view.step_button.click()
+    assert view.step_button.disabled                        # all events injected
+    view.restart_button.click()
+    assert view.player.pos == 0 and view.view.q is view.player.q and view.view.q is not q
+    view.load(tmp_path / "missing")
+    assert "not found" in view.status.value and view.player.pos == 0     # old scenario kept
+    bad = tmp_path / "bad"
+    (tmp_path / "bad.sql").write_text("CREATE STREAM X (a INTEGER);\nSELECT STREAM ROWTIME, b FROM X")
+    (tmp_path / "bad.events.jsonl").write_text("")
+    view.load(bad)
+    assert "line 2:24: Column &#x27;B&#x27; not found" in view.status.value
+    view.player.close()
+
+
+# --------------------------------------------------------------------------- Spark
+
+def test_workbench_widget_on_spark(wb_spark):
+    """The composed view over a Spark query: a click waits for Spark's micro-batch, then every
+    part shows the released row."""
+    wb = wb_spark
+    wb.execute("CREATE STREAM P (name VARCHAR(10)); CREATE STREAM Q (name VARCHAR(10))")
+    q = wb.query("SELECT STREAM ROWTIME, name FROM P UNION ALL SELECT STREAM ROWTIME, name FROM Q", name="m")
+    ui = WorkbenchView(q)
+    p, qq = ui.injectors["P"], ui.injectors["Q"]
+    fill(p, "2006-10-10 01:00:00", name="p1")
+    fill(qq, "2006-10-10 01:02:00", name="q1")
+    assert [(r.step, r.rowtime, r.values) for r in q.rows] == [(2, ms("2006-10-10 01:00:00"), ("p1",))]
+    qq.punct_time.value = "01:10"
+    qq.punct_button.click()
+    assert len(q.rows) == 1                                   # q1 (01:02) still waits for P's clock
+    fill(p, "01:05", name="p2")
+    assert [(r.step, r.values) for r in q.rows] == [(2, ("p1",)), (4, ("q1",)), (4, ("p2",))]
+    assert [(r["lane"], r["step"]) for r in records(q, "released row")] == [("output", 2), ("output", 4),
+                                                                             ("output", 4)]
+    assert '<table class="streamsql-rows" data-rows="3"' in ui.live.table.value
+    assert ui.steps.rows()[-1] == ["4", "01:05 p2", "", "01:02 q1; 01:05 p2"]
+    assert "step 4: P row at 2006-10-10 01:05:00 inserted" in p.message.value
+    # rows Spark releases later (an API insert, no click) reach the live view through on_release
+    wb.insert("P", {"name": "p3"}, rowtime="01:07")
+    q.wait()
+    deadline = time.time() + 10
+    while '<table class="streamsql-rows" data-rows="4"' not in ui.live.table.value and time.time() < deadline:
+        time.sleep(0.05)
+    assert "p3" in ui.live.table.value
