@@ -222,10 +222,6 @@ def arithmetic_type(op: str, a: SqlType, b: SqlType) -> SqlType | None:
 
 # --------------------------------------------------------------------------- values
 
-class ValueError_(ValueError):
-    pass
-
-
 def wrap_int(v: int, t: SqlType) -> int:
     """Two's-complement wrap to the type's width, as Spark does with ANSI mode off."""
     bits = INT_BITS[t.name]
