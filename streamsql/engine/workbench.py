@@ -65,7 +65,9 @@ class ContinuousQuery:
         self.engine = engine
         #: the clocks of the query's streams when it started (bounds it may rely on at once)
         self.start_clocks: dict[str, int] = {}
-        self.bounds: dict[int, int] = {}          # seq -> output bound after it (when it changed)
+        self._bound_seqs: list[int] = []          # steps where the output bound changed ...
+        self._bound_vals: list[int] = []          # ... and its value after each of them
+        self._bounds_dict: dict | None = None
         self.output_bound: int = T.NO_TIME
         self.processed_seq = start_seq
         self.running = True
@@ -123,9 +125,18 @@ class ContinuousQuery:
         bounds = {b.seq: b.bound for b in batches if b.bound is not None}
         self._append(table, bounds, batches)
 
-    def _deliver_table(self, table: pa.Table, bounds: dict[int, int]) -> None:
-        """A released chunk in columns (the Spark sink)."""
+    def _deliver_table(self, table: pa.Table, bounds) -> None:
+        """A released chunk in columns (the Spark sink); ``bounds`` is ``(steps, values)`` of
+        the output bound's changes, or a dict."""
         self._append(table if table.num_rows else None, bounds, None)
+
+    @property
+    def bounds(self) -> dict[int, int]:
+        """Step -> the output bound right after it, at every step where it changed."""
+        with self._lock:
+            if self._bounds_dict is None or len(self._bounds_dict) != len(self._bound_seqs):
+                self._bounds_dict = dict(zip(self._bound_seqs, self._bound_vals))
+            return self._bounds_dict
 
     def write_to(self, path: str | Path, format: str = "parquet") -> None:
         """Write released rows to files in ``path`` (``parquet`` or ``csv``) as they are released:
@@ -140,20 +151,28 @@ class ContinuousQuery:
         self.wb._query_defs.get(self.name, {}).setdefault("sinks", []).append([str(path), format])
         self.wb._commit_catalog()
 
-    def _append(self, table, bounds: dict[int, int], batches) -> None:
+    def _append(self, table, bounds, batches) -> None:
+        if isinstance(bounds, dict):
+            order = sorted(bounds)
+            seqs, vals = order, [bounds[k] for k in order]
+        else:
+            seqs, vals = (list(x) for x in bounds)
         with self._lock:
             if table is not None:
                 self._chunks.append(table)
                 self.row_count += table.num_rows
                 for sink in self._sinks:
                     sink.write([table])
-            for s in sorted(bounds):
-                b = bounds[s]
-                if b != self.output_bound:
-                    self.bounds[s] = b
-                    self.output_bound = b
-            last = max([*bounds, *(table.column("step").to_pylist()[-1:] if table is not None else [])],
-                       default=self.processed_seq)
+            prev = self.output_bound
+            for s, b in zip(seqs, vals):
+                if b != prev:
+                    self._bound_seqs.append(s)
+                    self._bound_vals.append(b)
+                    prev = b
+            self.output_bound = prev
+            last = seqs[-1] if seqs else self.processed_seq
+            if table is not None and table.num_rows:
+                last = max(last, table.column("step")[-1].as_py())
             self.processed_seq = max(self.processed_seq, last)
         if not self._listeners:
             return
@@ -165,7 +184,8 @@ class ContinuousQuery:
                 vals = zip(*[cols[f"v{j}"] for j in range(n)]) if n else ([()] * table.num_rows)
                 for s, r, v in zip(cols["step"], cols["rowtime"], vals):
                     by.setdefault(s, []).append(OutputRow(s, r, tuple(v)))
-            batches = [ReleasedBatch(s, by.get(s, []), bounds.get(s)) for s in sorted(set(by) | set(bounds))]
+            bmap = dict(zip(seqs, vals))
+            batches = [ReleasedBatch(s, by.get(s, []), bmap.get(s)) for s in sorted(set(by) | set(bmap))]
         for b in batches:
             for f in list(self._listeners):
                 try:
@@ -175,12 +195,10 @@ class ContinuousQuery:
 
     def output_bound_at(self, seq: int) -> int | None:
         """The query's output bound right after event ``seq`` (None before it had one)."""
-        best = None
-        for s in sorted(self.bounds):
-            if s > seq:
-                break
-            best = self.bounds[s]
-        return best
+        import bisect
+        with self._lock:
+            i = bisect.bisect_right(self._bound_seqs, seq)
+            return self._bound_vals[i - 1] if i else None
 
     def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
         """Call ``f(batch)`` for every event that released rows or moved the output bound (from

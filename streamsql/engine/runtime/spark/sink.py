@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ... import time as T
 from ...log import atomic_write
 from ...plan import Field
 from ...types import arrow_type
@@ -71,23 +72,27 @@ class Sink:
             self.input_state, self.frontiers = pickle.load(f)
         if s.get("held"):
             self.held = _read_arrow(self.folder / s["held"])
-        for f in self.folder.glob("out-*.arrow"):
+        for f in list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow")):
             if int(f.stem.split("-")[1]) > self.batch_id:
                 f.unlink()
 
-    def history(self) -> list[tuple[pa.Table, dict]]:
+    def history(self) -> list[tuple[pa.Table, tuple]]:
         """Everything this sink released before (for a query resumed in a new process)."""
         out = []
         for f in sorted(self.folder.glob("out-*.arrow")):
-            t = _read_arrow(f)
-            bounds = {int(k): v for k, v in json.loads(t.schema.metadata[b"bounds"]).items()}
-            out.append((t.replace_schema_metadata(None), bounds))
+            b = self.folder / f.name.replace("out-", "bounds-")
+            bt = _read_arrow(b) if b.exists() else None
+            bounds = ((bt.column("step").to_pylist(), bt.column("bound").to_pylist()) if bt is not None
+                      else ([], []))
+            out.append((_read_arrow(f), bounds))
         return out
 
-    def _commit(self, batch_id: int, out: pa.Table, bounds: dict[int, int]) -> None:
-        if out.num_rows or bounds:
-            meta = {b"bounds": json.dumps({str(k): v for k, v in bounds.items()}).encode()}
-            _write_arrow(self.folder / f"out-{batch_id:012d}.arrow", out.replace_schema_metadata(meta), self.durable)
+    def _commit(self, batch_id: int, out: pa.Table, bounds: tuple) -> None:
+        if out.num_rows or len(bounds[0]):
+            _write_arrow(self.folder / f"bounds-{batch_id:012d}.arrow",
+                         pa.table({"step": pa.array(bounds[0], pa.int64()), "bound": pa.array(bounds[1], pa.int64())}),
+                         self.durable)
+            _write_arrow(self.folder / f"out-{batch_id:012d}.arrow", out, self.durable)
         name = f"state-{batch_id:012d}.pickle"
         atomic_write(self.folder / name, pickle.dumps((self.input_state, self.frontiers)), self.durable)
         held = None
@@ -103,9 +108,9 @@ class Sink:
 
     # ------------------------------------------------------------------ a micro-batch
 
-    def process(self, batch_id: int, t: pa.Table) -> tuple[pa.Table, dict] | None:
-        """Release what this batch allows: ``(rows with step, rowtime and values, {step: output
-        bound after it})``; None when Spark replays a batch already done."""
+    def process(self, batch_id: int, t: pa.Table) -> tuple[pa.Table, tuple] | None:
+        """Release what this batch allows: ``(rows with step, rowtime and values, (steps, output
+        bounds after them))``; None when Spark replays a batch already done."""
         if batch_id <= self.batch_id:
             return None
         ev = t.column("ev").to_numpy(zero_copy_only=False)
@@ -131,11 +136,14 @@ class Sink:
             cols.append(taken.column(value_col(0, j)).cast(self.out_schema.field(2 + j).type))
         out = pa.Table.from_arrays(cols, schema=self.out_schema)
         self.held = rows.take(pa.array(r.held, type=pa.int64())) if len(r.held) else None
-        bounds = {}
-        for s, b in zip(r.clock.seqs.tolist(), r.clock.vals.tolist()):
-            if b != self.last_bound:
-                bounds[s] = b
-                self.last_bound = b
+        seqs, vals = r.clock.seqs, r.clock.vals
+        if len(vals):   # only the steps where the output bound changed
+            prev = np.concatenate([[self.last_bound if self.last_bound is not None else T.NO_TIME - 1], vals[:-1]])
+            ch = vals != prev
+            seqs, vals = seqs[ch], vals[ch]
+            if len(vals):
+                self.last_bound = int(vals[-1])
+        bounds = (seqs.tolist(), vals.tolist())
         self.processed_seq = max(self.processed_seq, end)
         self.batch_id = batch_id
         self._commit(batch_id, out, bounds)
