@@ -62,6 +62,7 @@ def update(paths=NOTEBOOKS) -> None:
     """Rerun each notebook in a fresh kernel and store its outputs (no timings, no widget state)."""
     from nbclient import NotebookClient
     for p in paths:
+        p = Path(p).resolve()
         nb = nbformat.read(p, as_version=4)
         NotebookClient(nb, timeout=900, kernel_name="python3", record_timing=False, store_widget_state=False,
                        resources={"metadata": {"path": str(p.parent)}}).execute()
@@ -70,6 +71,6 @@ def update(paths=NOTEBOOKS) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--update"]:
-        sys.exit("usage: tests/test_notebooks.py --update")
-    update()
+    if sys.argv[1:2] != ["--update"]:
+        sys.exit("usage: tests/test_notebooks.py --update [NOTEBOOK.ipynb ...]")
+    update([Path(a) for a in sys.argv[2:]] or NOTEBOOKS)

@@ -47,6 +47,8 @@ STREAMS = {
 }
 
 CONFIGS = [(1, 1), (1, 4), (7, 1), (7, 4), (None, 1), (None, 4)]
+#: the same with the parallel log reader, its ranges cut into partitions of 3 events
+PARALLEL = [(None, 1), (None, 4), (7, 4)]
 
 
 def outputs(wb, events) -> dict:
@@ -60,11 +62,14 @@ def outputs(wb, events) -> dict:
     return out
 
 
-@pytest.mark.parametrize("batch_events,buckets", CONFIGS, ids=[f"batch{b}-buckets{k}" for b, k in CONFIGS])
+@pytest.mark.parametrize("batch_events,buckets,reader",
+                         [(b, k, "simple") for b, k in CONFIGS] + [(b, k, "parallel") for b, k in PARALLEL],
+                         ids=[f"batch{b}-buckets{k}" for b, k in CONFIGS] +
+                             [f"parallel-batch{b}-buckets{k}" for b, k in PARALLEL])
 @settings(max_examples=1, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1))
-def test_local_and_spark_agree(spark, tmp_path_factory, batch_events, buckets, seed):
+def test_local_and_spark_agree(spark, tmp_path_factory, batch_events, buckets, reader, seed):
     rng = random.Random(seed * 31 + CONFIGS.index((batch_events, buckets)))
     # random rows and bounds, then bounds that release everything still held
     events = random_events(rng, STREAMS, 8 if batch_events == 1 else 14, weights={"U": 0.2}) + flush(["S", "T"])
@@ -74,7 +79,8 @@ def test_local_and_spark_agree(spark, tmp_path_factory, batch_events, buckets, s
     finally:
         local.close()
     wb = streamsql.Workbench(tmp_path_factory.mktemp("spark"), engine="spark", batch_events=batch_events,
-                             buckets=buckets)
+                             buckets=buckets, reader=reader)
+    wb.partition_events = 3
     try:
         got = outputs(wb, events)
     finally:

@@ -21,7 +21,7 @@ def run(base: Path, engine: str, batch=None, buckets=1) -> list[dict]:
     sql, events, expected = load(base)
     out = io.StringIO()
     replay(sql, read_events(events), engine=engine, bounds=any("bound" in e for e in expected),
-           batch=batch, buckets=buckets, out=out)
+           batch=batch, buckets=buckets, out=out)   # all at once: the parallel log reader
     return [json.loads(l) for l in out.getvalue().splitlines() if l.startswith("{")]
 
 

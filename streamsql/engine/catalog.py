@@ -77,6 +77,7 @@ class Outcome:
     bound_after: int = T.NO_TIME
     released: int = 0                  # rows that left the stream because of this event
     late_count: int = 0
+    producer_clock: bool = False       # the late row violated its producer's clock (not the stream's)
 
 
 @dataclass
@@ -345,7 +346,7 @@ class Catalog:
                 st.late_count += 1
                 self._report_late(d, st, ev, seq, clock, out)
                 return Outcome(seq, ev, "late", None, clock=clock, bound_before=before, bound_after=before,
-                               late_count=st.late_count)
+                               late_count=st.late_count, producer_clock=pclock > st.bound)
             if prod is None or not prod.attached:
                 prod = st.producers[p] = Producer()
             prod.clock = max(prod.clock, ev.rowtime)
@@ -417,8 +418,9 @@ class Catalog:
                      out: dict[str, list[LogEntry]]):
         n = st.late_count
         data = {f.name: to_json_value(v, f.type) for f, v in zip(d.fields, self._safe_values(d, ev.values))}
-        msg = (f"Late row in stream {d.name}: rowtime {T.format_timestamp(ev.rowtime)} is before the stream "
-               f"clock {T.format_timestamp(clock)}")
+        whose = ("the stream clock" if clock <= st.bound
+                 else f"the clock of its producer {ev.producer or DEFAULT_PRODUCER}")
+        msg = f"Late row in stream {d.name}: rowtime {T.format_timestamp(ev.rowtime)} is before {whose} {T.format_timestamp(clock)}"
         est = self.state[ERROR_STREAM]
         t = max(est.bound, clock)
         row = (t, "WARNING", "LATE_ROW", msg, ev.rowtime, dumps_row(data), d.name,

@@ -61,7 +61,9 @@ def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds:
            batch: int | None = None, buckets: int = 1, workspace: str | None = None, fmt: str = "jsonl",
            out=sys.stdout) -> int:
     from .workbench import Workbench
-    with Workbench(workspace, engine=engine, buckets=buckets, batch_events=batch, trace=False) as wb:
+    # a whole file at once is a replay: read the log with parallel tasks
+    reader = "parallel" if batch is None else "simple"
+    with Workbench(workspace, engine=engine, buckets=buckets, batch_events=batch, trace=False, reader=reader) as wb:
         results = wb.execute(sql_text)
         queries = [r.query for r in results if r.query is not None]
         if len(queries) != 1:

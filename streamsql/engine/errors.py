@@ -48,12 +48,14 @@ class EventError(StreamSqlError):
 class LateRowError(StreamSqlError):
     """A row below the stream's clock. It was rejected and written to the error stream."""
 
-    def __init__(self, stream: str, rowtime: int, clock: int, producer: str | None = None):
+    def __init__(self, stream: str, rowtime: int, clock: int, producer: str | None = None,
+                 producer_clock: bool = False):
         self.stream, self.rowtime, self.clock, self.producer = stream, rowtime, clock, producer
         who = f" from producer {producer}" if producer and producer != "default" else ""
+        whose = "that producer's clock" if producer_clock else "the stream clock"
         super().__init__(
-            f"late row{who} in stream {stream}: rowtime {T.format_timestamp(rowtime)} is before the "
-            f"stream clock {T.format_timestamp(clock)}; the row was rejected (see the error stream)")
+            f"late row{who} in stream {stream}: rowtime {T.format_timestamp(rowtime)} is before "
+            f"{whose} {T.format_timestamp(clock)}; the row was rejected (see the error stream)")
 
 
 class QueryError(StreamSqlError):

@@ -216,8 +216,10 @@ class ContinuousQuery:
         """Released rows: STEP, ROWTIME (as text) and the select list."""
         t = self.table()
         df = t.to_pandas()
-        df.columns = ["STEP", "ROWTIME"] + self.columns
-        df["ROWTIME"] = [T.format_timestamp(v) for v in df["ROWTIME"]]
+        meta = [m if m not in self.columns else f"${m}" for m in ("STEP", "ROWTIME")]   # a column may be named so
+        df.columns = meta + self.columns
+        df = df.rename(columns={meta[1]: "ROWTIME"}) if meta[1] == "ROWTIME" else df
+        df[meta[1]] = [T.format_timestamp(v) for v in df[meta[1]]]
         for f in self.plan.columns:
             if f.type.name == "TIMESTAMP":
                 df[f.name] = [T.format_timestamp(v) if v == v and v is not None else None for v in df[f.name]]
@@ -246,12 +248,15 @@ class Workbench:
     ``engine`` is ``"spark"`` (the product: PySpark on ``master``, default ``local[*]``) or
     ``"local"`` (in-process, for tests and as the oracle). ``buckets`` spreads every stateful
     operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch;
-    ``trace=False`` skips the per-event operator trace (for bulk replays).
+    ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
+    reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
+    reader that gives the quickest one-event steps.
     """
 
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
-                 durable: bool = True, spark_conf: dict | None = None, trace: bool = True):
+                 durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
+                 reader: str = "simple"):
         if engine not in ("spark", "local"):
             raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
         self._tmp = None
@@ -264,6 +269,9 @@ class Workbench:
         self.master = master
         self.buckets = max(1, int(buckets))
         self.batch_events = batch_events
+        if reader not in ("simple", "parallel"):
+            raise ValueError(f"reader must be 'simple' or 'parallel', not {reader!r}")
+        self.reader = reader
         self.spark_conf = dict(spark_conf or {})
         self.log = EventLog(self.path, durable=durable)
         self.durable = durable
@@ -638,7 +646,7 @@ class Workbench:
     def _one(self, ev: Event) -> Outcome:
         o = self.inject([ev])[0]
         if o.status == "late":
-            raise LateRowError(o.event.stream, o.event.rowtime, o.clock, o.event.producer)
+            raise LateRowError(o.event.stream, o.event.rowtime, o.clock, o.event.producer, o.producer_clock)
         if o.status == "error":
             raise EventError(o.message)
         return o

@@ -159,7 +159,7 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
                 start = _period_start(q, end)
             if _real(end):
                 recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
-                                 detail=f"group {', '.join(format_value(k) for k in g.get('keys', []))} "
+                                 detail=f"group {', '.join(g.get('labels') or [format_value(k) for k in g.get('keys', [])])} "
                                         f"closes when the clock reaches {ts(end)}"))
         for part in state.get("partitions", []):
             if part.get("from") is not None and _real(op.get("present")):

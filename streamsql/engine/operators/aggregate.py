@@ -268,8 +268,10 @@ class AggregateOp(Operator):
         return np.minimum(params[:, 0], f)
 
     def describe_state(self) -> dict:
+        from ..types import format_value
         tk = self.node.time_key
-        return {"open_groups": [{"end": e, "keys": list(k),
+        types = [k.type for k in self.node.keys]
+        return {"open_groups": [{"end": e, "keys": list(k), "labels": [format_value(v, t) for v, t in zip(k, types)],
                                  "start": k[tk] if tk is not None and isinstance(k[tk], int) else None}
                                 for (e, k) in sorted(self.groups, key=lambda x: x[0])[:50]],
                 "groups": len(self.groups)}

@@ -11,6 +11,7 @@ reports go to every bucket.
 from __future__ import annotations
 
 import json
+import os
 from functools import reduce
 from pathlib import Path
 
@@ -69,6 +70,8 @@ class SparkQuery:
                         streams.append(lf.stream)
         self.streams = streams
         spec = {"root": str(wb.path), "start": q.start_seq, "max_events": batch_events or 0,
+                "parallel": wb.reader == "parallel", "parallelism": os.cpu_count() or 2,
+                "partition_events": getattr(wb, "partition_events", None),
                 "streams": [{"uid": cat.streams[s].uid,
                              "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                             for s in streams]}
@@ -96,9 +99,10 @@ class SparkQuery:
                                      for c, a in enumerate(st.node.aggs)])
             df = self._bucketed(df, st, n_b)
             if pre:
+                from pyspark.sql.pandas.types import to_arrow_schema
                 from pyspark.sql.types import BinaryType, StructField, StructType
                 schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
-                df = df.mapInPandas(precombine.combiner(st.node, len(st.node.keys), schema.fieldNames()), schema)
+                df = df.mapInArrow(precombine.combiner(st.node, to_arrow_schema(schema)), schema)
             sspec.precombined = pre
             out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
                                 [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(st.node.fields)] +

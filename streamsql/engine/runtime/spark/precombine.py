@@ -7,7 +7,8 @@ cost is per input row: one partial per group instead of one row per event. The p
 the operator at the step of its group's first row, which changes nothing (the group completes
 later, and a GROUP BY's frontier does not depend on what its groups hold).
 
-Used when the aggregate reads one stream directly and every aggregate combines exactly in any
+The combining is Arrow's hash aggregation (``mapInArrow``: no pandas, no Python per row). It is
+used when the aggregate reads one stream directly and every aggregate combines exactly in any
 order (COUNT, MIN, MAX, FIRST/LAST_VALUE, and SUM/AVG of exact numbers); float sums would depend
 on how rows were grouped into batches, so those queries take the row-by-row path.
 """
@@ -16,11 +17,12 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from ...plan import Aggregate
-from ..spark.frames import _restore
 from ...operators.aggregate import AggregateOp
+from ...operators.base import encode_ints
+from ...plan import Aggregate
 
 
 def eligible(node: Aggregate, stage) -> bool:
@@ -60,42 +62,82 @@ class PrecombinedAggregate:
         return self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
 
 
-def combiner(node: Aggregate, n_keys: int, fields_out: list[str]):
-    """The ``mapInPandas`` function: rows -> one partial per (bucket, period end, keys)."""
+def combiner(node: Aggregate, schema: pa.Schema):
+    """The ``mapInArrow`` function: rows -> one partial per (bucket, period end, keys)."""
     op = AggregateOp(node)          # its period ends (several monotonic keys, sub-query columns)
-    key_types = [k.type for k in node.keys]
-    arg_types = [a.arg.type if a.arg is not None else None for a in node.aggs]
+    nk = len(node.keys)
+    keys = ["bucket", "_end"] + [f"pk{m}" for m in range(nk)]
 
-    def fn(frames):
-        for pdf in frames:
-            ev = pdf["ev"].to_numpy()
-            rows = pdf[ev == 0]
-            rest = pdf[ev != 0]
-            if not len(rows):
-                yield pdf.assign(part=None)[fields_out]
-                continue
-            rows = rows.sort_values(["seq", "sub"], kind="stable").reset_index(drop=True)
-            end = op.period_end_array(rows["ort"].to_numpy(dtype=np.int64))
-            keys = [[_restore(v, t) for v in rows[f"pk{m}"].tolist()] for m, t in enumerate(key_types)]
-            args = [None if t is None else [_restore(v, t) for v in rows[f"pa{c}"].tolist()]
-                    for c, t in enumerate(arg_types)]
-            groups: dict = {}
-            buckets = rows["bucket"].tolist()
-            seqs = rows["seq"].tolist()
-            subs = rows["sub"].tolist()
-            from ...operators.aggregate import Acc
-            from ...operators.base import encode_ints
-            accs = [Acc(a) for a in node.aggs]
-            for i in range(len(rows)):
-                g = (buckets[i], int(end[i]), tuple(k[i] for k in keys))
-                cur = groups.get(g)
-                if cur is None:
-                    cur = groups[g] = [i, [acc.init() for acc in accs]]
-                arrival = encode_ints(seqs[i], subs[i])
-                cur[1] = [acc.add(s, None if a is None else a[i], arrival)
-                          for acc, s, a in zip(accs, cur[1], args)]
-            first = [v[0] for v in groups.values()]
-            out = rows.iloc[first].copy()
-            out["part"] = [pickle.dumps((e, k, v[1])) for (b, e, k), v in groups.items()]
-            yield pd.concat([rest.assign(part=None), out], ignore_index=True)[fields_out]
+    def partials(rows: pa.Table) -> pa.Table:
+        rows = rows.sort_by([("seq", "ascending"), ("sub", "ascending")])
+        end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
+        rows = rows.append_column("_end", pa.array(end, pa.int64()))
+        aggs = [("seq", "min"), ("T", "min"), ("ort", "min")]
+        for c, a in enumerate(node.aggs):
+            col = f"pa{c}"
+            if a.fn == "COUNT":
+                aggs.append(([], "count_all") if a.arg is None else (col, "count"))
+            elif a.fn in ("SUM", "AVG"):
+                aggs += [(col, "sum", pc.ScalarAggregateOptions(min_count=1)), (col, "count")]
+            elif a.fn in ("MIN", "MAX"):
+                aggs.append((col, a.fn.lower()))
+        g = rows.group_by(keys, use_threads=False).aggregate(aggs)
+        cols = {name: g.column(name).to_pylist() for name in g.column_names}
+        ordered: dict = {}
+        for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
+            if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
+                nn = rows.filter(pc.is_valid(rows.column(f"pa{c}")))
+                how = "first" if a.fn == "FIRST_VALUE" else "last"
+                h = nn.group_by(keys, use_threads=False).aggregate([("seq", how), ("sub", how), (f"pa{c}", how)])
+                hk = [h.column(k).to_pylist() for k in keys]
+                ordered[c] = {tuple(k): (s, b, v) for k, s, b, v in
+                              zip(zip(*hk), h.column(f"seq_{how}").to_pylist(), h.column(f"sub_{how}").to_pylist(),
+                                  h.column(f"pa{c}_{how}").to_pylist())}
+        n = g.num_rows
+        parts = []
+        for i in range(n):
+            gk = tuple(cols[k][i] for k in keys)
+            states = []
+            for c, a in enumerate(node.aggs):
+                col = f"pa{c}"
+                if a.fn == "COUNT":
+                    states.append(cols["count_all" if a.arg is None else f"{col}_count"][i])
+                elif a.fn == "SUM":
+                    states.append(cols[f"{col}_sum"][i])
+                elif a.fn == "AVG":
+                    states.append([cols[f"{col}_sum"][i], cols[f"{col}_count"][i]])
+                elif a.fn in ("MIN", "MAX"):
+                    states.append(cols[f"{col}_{a.fn.lower()}"][i])
+                else:
+                    hit = ordered[c].get(gk)
+                    states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
+            parts.append(pickle.dumps((gk[1], gk[2:], states)))
+        out = {}
+        for f in schema:
+            if f.name == "part":
+                out[f.name] = pa.array(parts, pa.binary())
+            elif f.name in ("seq", "T", "Tup", "ort"):
+                src = {"seq": "seq_min", "T": "T_min", "Tup": "T_min", "ort": "ort_min"}[f.name]
+                out[f.name] = g.column(src).cast(f.type)
+            elif f.name == "bucket":
+                out[f.name] = g.column("bucket").cast(f.type)
+            elif f.name in ("ev", "inp", "leaf", "sub"):
+                out[f.name] = pa.array(np.zeros(n, dtype=np.int64)).cast(f.type)
+            elif f.name == "up":
+                out[f.name] = pa.array(np.full(n, -1, dtype=np.int64)).cast(f.type)
+            else:
+                out[f.name] = pa.nulls(n, f.type)
+        return pa.table(out, schema=schema)
+
+    def fn(batches):
+        t = pa.Table.from_batches(list(batches))
+        if not t.num_rows:
+            return
+        ev = t.column("ev")
+        rest = t.filter(pc.not_equal(ev, 0))
+        rows = t.filter(pc.equal(ev, 0))
+        if rest.num_rows:
+            yield from rest.append_column("part", pa.nulls(rest.num_rows, pa.binary())).cast(schema).to_batches()
+        if rows.num_rows:
+            yield from partials(rows).to_batches()
     return fn

@@ -133,8 +133,52 @@ class LogReader:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
+#: events per partition of the parallel reader (smaller ranges are read by one task)
+PARTITION_EVENTS = 100_000
+
+
 def register(spark) -> None:
-    from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+    from pyspark.errors import PySparkNotImplementedError
+    from pyspark.sql.datasource import (DataSource, DataSourceStreamReader, InputPartition,
+                                        SimpleDataSourceStreamReader)
+
+    class _Range(InputPartition):
+        def __init__(self, start: int, end: int):
+            self.start, self.end = start, end
+
+    class _Parallel(DataSourceStreamReader):
+        """For replays: the range of a micro-batch is split into partitions read by executor
+        tasks in parallel (each with its own timeline record; consumers merge them)."""
+
+        def __init__(self, spec: dict):
+            self.spec = spec
+            self.max_events = int(spec.get("max_events") or 0)
+            self.parallelism = max(1, int(spec.get("parallelism") or 2))
+
+        def initialOffset(self):
+            return {"seq": int(self.spec["start"])}
+
+        def latestOffset(self, start=None, limit=None):
+            s = int(start["seq"]) if start else int(self.spec["start"])
+            end = max(s, read_head(self.spec["root"]))
+            if self.max_events:
+                end = min(end, s + self.max_events)
+            return {"seq": end}
+
+        def partitions(self, start, end):
+            s, e = int(start["seq"]), int(end["seq"])
+            if e <= s:
+                return []
+            size = int(self.spec.get("partition_events") or PARTITION_EVENTS)
+            k = max(1, min(self.parallelism * 2, (e - s) // size))
+            cuts = [s + (e - s) * i // k for i in range(k + 1)]
+            return [_Range(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+        def read(self, partition):
+            return iter(LogReader(self.spec).read(partition.start, partition.end))
+
+        def commit(self, end):
+            pass
 
     class _Reader(SimpleDataSourceStreamReader):
         def __init__(self, spec: dict):
@@ -172,5 +216,13 @@ def register(spark) -> None:
 
         def simpleStreamReader(self, schema):
             return _Reader(json.loads(self.options["spec"]))
+
+        def streamReader(self, schema):
+            spec = json.loads(self.options["spec"])
+            if not spec.get("parallel"):
+                # one-event steps: the simple reader reads in the driver's source process, no task
+                raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED",
+                                                 messageParameters={"feature": "streamReader"})
+            return _Parallel(spec)
 
     spark.dataSource.register(_Source)
