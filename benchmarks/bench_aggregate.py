@@ -60,7 +60,7 @@ def run_query(wb, sql, start, name) -> tuple[float, int]:
 def native(spark, wb, start, folder, run) -> tuple[float, int]:
     cat = wb.catalog
     d = cat.streams["TRADES"]
-    spec = {"root": str(wb.path), "start": start, "max_events": 0,
+    spec = {"root": str(wb.path), "start": start, "max_events": 0, "parallel": True, "parallelism": os.cpu_count() or 2,
             "streams": [{"uid": d.uid, "fields": [{"name": f.name, "type": f.type.to_json()} for f in d.fields]}]}
     n = [0]
 
@@ -111,7 +111,7 @@ def main():
     spark = get_session()
     res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "date": time.strftime("%Y-%m-%d"),
            "events": a.events, "tickers": a.tickers, "buckets": a.buckets}
-    with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False) as wb:
+    with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False, reader="parallel") as wb:
         wb.execute("CREATE STREAM Trades (ticker VARCHAR(5), price DOUBLE, volume INTEGER)")
         start = wb.last_seq
         wb.load("Trades", trades(a.events, a.tickers))

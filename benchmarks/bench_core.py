@@ -130,7 +130,7 @@ def union_latency(steps: int, folder: Path) -> float:
 
 def throughput(events: int, folder: Path) -> tuple[float, float]:
     spark = get_session()
-    with Workbench(folder / "thr-ws", engine="spark", trace=False) as wb:
+    with Workbench(folder / "thr-ws", engine="spark", trace=False, reader="parallel") as wb:
         wb.execute("CREATE STREAM P (name VARCHAR(10), v INTEGER); CREATE STREAM Q (name VARCHAR(10), v INTEGER)")
         half = events // 2
         rt = BASE + np.arange(half, dtype=np.int64) * 20
@@ -138,7 +138,7 @@ def throughput(events: int, folder: Path) -> tuple[float, float]:
         wb.load("P", {"ROWTIME": rt, "name": ["p"] * half, "v": np.arange(half, dtype=np.int32)})
         wb.load("Q", {"ROWTIME": rt + 10, "name": ["q"] * half, "v": np.arange(half, dtype=np.int32)})
         cat = wb.catalog
-        spec = {"root": str(wb.path), "start": start, "max_events": 0,
+        spec = {"root": str(wb.path), "start": start, "max_events": 0, "parallel": True, "parallelism": os.cpu_count() or 2,
                 "streams": [{"uid": cat.streams[s].uid,
                              "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                             for s in ("P", "Q")]}

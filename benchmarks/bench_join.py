@@ -68,7 +68,7 @@ def events(n: int, keys: int, bound_every: int, seed: int = 11) -> dict:
 def native(spark, wb, start, folder, run) -> tuple[float, int]:
     from pyspark.sql.functions import expr
     cat = wb.catalog
-    spec = {"root": str(wb.path), "start": start, "max_events": 0,
+    spec = {"root": str(wb.path), "start": start, "max_events": 0, "parallel": True, "parallelism": os.cpu_count() or 2,
             "streams": [{"uid": cat.streams[s].uid,
                          "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                         for s in ("ORDERS", "TRADES")]}
@@ -133,7 +133,7 @@ def main():
     spark = get_session()
     res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "date": time.strftime("%Y-%m-%d"),
            "orders": a.events, "trades": a.events, "keys": a.keys, "buckets": a.buckets}
-    with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False) as wb:
+    with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False, reader="parallel") as wb:
         wb.execute(DDL)
         start = wb.last_seq
         wb.load(None, events(a.events, a.keys, a.bound_every))

