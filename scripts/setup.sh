@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates .venv with streamsql installed (editable). With --test, also the test dependencies and
+# Creates .venv with streamsql and JupyterLab installed (editable). With --test, also the test dependencies and
 # Debian's Chromium (for the JupyterLab browser test), when it is missing and apt-get is usable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ PYEOF
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 if [ "${1:-}" = "--test" ]; then
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e '.[lab,test]'
   if [ ! -x /usr/bin/chromium ]; then
     if command -v apt-get >/dev/null 2>&1; then
       SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -22,6 +22,6 @@ if [ "${1:-}" = "--test" ]; then
     fi
   fi
 else
-  .venv/bin/python -m pip install -q -e .
+  .venv/bin/python -m pip install -q -e '.[lab]'
 fi
 echo "streamsql is installed in .venv"

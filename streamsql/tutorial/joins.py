@@ -32,7 +32,7 @@ __all__ = [
     "check_outer_exercise",
     "CalciteTour", "CALCITE", "check_step_query", "check_rejected", "check_running_total",
     "generate_trades", "events_table", "Progress", "replay", "batch_hourly", "batch_matches", "compare_hourly",
-    "compare_matches", "hourly_chart", "fills_chart", "check_first_release", "check_fills_query",
+    "compare_matches", "hourly_chart", "fills_chart", "zoom", "zoom_events", "check_first_release", "check_fills_query",
 ]
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -847,8 +847,8 @@ EX06_STEP_EXPECTED = [("10:15", 10, 1), ("10:15", 20, 2), ("10:15", 30, 24), ("1
 def check_step_query(sql) -> Verdict:
     """Exercise 06.1: total units per product every 15 minutes (a tumbling window FLOOR cannot
     express; STEP can)."""
-    q = _calcite_query(sql, "GROUP BY STEP(rowtime BY INTERVAL '15' MINUTE), productId, and select productId "
-                            "and SUM(units) AS units.")
+    q = _calcite_query(sql, "group by a STEP expression of rowtime (periods of 15 minutes) and by productId; select "
+                            "productId and SUM(units) AS units.")
     if isinstance(q, Verdict):
         return q
     pid, units = _col(q, "productId"), _col(q, "units")
@@ -911,9 +911,8 @@ EX06_RUNNING_EXPECTED = [("10:17:00", 30, 4, 4), ("10:17:05", 10, 1, 1), ("10:18
 def check_running_total(sql) -> Verdict:
     """Exercise 06.3: a cascading window per product: rowtime, productId, units and, last, the
     units of that product since the top of the hour."""
-    q = _calcite_query(sql, "a cascading window partitioned by the hour and by the product: "
-                            "SUM(units) OVER (PARTITION BY productId, FLOOR(rowtime TO HOUR)); select rowtime, "
-                            "productId, units and the sum last.")
+    q = _calcite_query(sql, "a cascading window whose PARTITION BY has both the hour "
+                            "(FLOOR(rowtime TO HOUR)) and the product; select rowtime, productId, units and the sum last.")
     if isinstance(q, Verdict):
         return q
     pid, units = _col(q, "productId"), _col(q, "units")
@@ -1339,3 +1338,36 @@ def check_fills_query(sql, table) -> Verdict:
     return _say(False, f"{len(got)} rows, {sum(g[1] for g in got) if got and isinstance(got[0][1], int) else '?'} "
                        f"matches; pandas finds {len(want)} rows and {sum(w[1] for w in want):,} matches. Is the "
                        "window ten minutes FOLLOWING on Trades, and is every row of the join counted?")
+
+
+def zoom(table, orders: int = 4):
+    """A few orders and their trades out of the big table (order ids below ``orders``), with a
+    bound on both streams an hour after the last of them: small enough to follow in the
+    workbench."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    keep = pc.and_(pc.invert(table.column("BOUND")), pc.less(table.column("orderId"), orders))
+    part = table.filter(keep)
+    end = int(np.max(part.column("ROWTIME").to_numpy())) + HOUR
+    tail = pa.table({"STREAM": ["Orders", "Trades"], "ROWTIME": [end, end], "BOUND": [True, True],
+                     "orderId": pa.array([0, 0], pa.int32()), "ticker": pa.array([None, None], pa.string()),
+                     "amount": pa.array([0, 0], pa.int32()), "price": [0.0, 0.0]})
+    return pa.concat_tables([part, tail.cast(part.schema)])
+
+
+def zoom_events(table, orders: int = 4) -> list[Event]:
+    """:func:`zoom` as a list of events, for ``Workbench.inject``: unlike a bulk load, injected
+    events are traced one by one (``Workbench.event_trace``), so the workbench's step table and
+    timeline show every input."""
+    out = []
+    for r in zoom(table, orders).to_pylist():
+        if r["BOUND"]:
+            out.append(Event(r["STREAM"], "bound", r["ROWTIME"]))
+        elif r["STREAM"] == "Orders":
+            out.append(Event("Orders", "row", r["ROWTIME"], {"orderId": r["orderId"], "ticker": r["ticker"],
+                                                             "amount": r["amount"]}))
+        else:
+            out.append(Event("Trades", "row", r["ROWTIME"], {"orderId": r["orderId"], "ticker": r["ticker"],
+                                                             "price": r["price"], "amount": r["amount"]}))
+    return out
