@@ -101,8 +101,13 @@ class SparkQuery:
             if pre:
                 from pyspark.sql.pandas.types import to_arrow_schema
                 from pyspark.sql.types import BinaryType, StructField, StructType
+                # only what the combiner reads crosses to Python (values travel as partials);
+                # the columns every stage input has come back as constants afterwards
+                df = df.select(*precombine.COLUMNS, *[f"pk{m}" for m in range(len(st.node.keys))],
+                               *[f"pa{c}" for c in range(len(st.node.aggs))])
                 schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
-                df = df.mapInArrow(precombine.combiner(st.node, to_arrow_schema(schema)), schema)
+                df = (df.mapInArrow(precombine.combiner(st.node, to_arrow_schema(schema)), schema)
+                      .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))
             sspec.precombined = pre
             out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
                                 [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(st.node.fields)] +

@@ -38,6 +38,12 @@ def eligible(node: Aggregate, stage) -> bool:
     return True
 
 
+# the stage-input columns the combiner needs, and the others restored after it (a pre-combined
+# stage reads one stream through one leaf, and has no upstream stage)
+COLUMNS = ["ev", "bucket", "seq", "sub", "T", "ort", "blob"]
+RESTORED = ["0 AS inp", "0 AS leaf", "T AS Tup", "CAST(NULL AS BINARY) AS tie", "-1 AS up"]
+
+
 class Partial:
     """What a pre-combined row means to the operator: add these partials to this group."""
     __slots__ = ("end", "keys", "states")
