@@ -103,7 +103,7 @@ def ours(wb, start, run) -> tuple[float, int]:
 
 def peak_state(n: int, keys: int, bound_every: int, folder: Path) -> tuple[int, int]:
     """Peak rows kept by the join operator (local runtime: the same operator the Spark buckets
-    host), sampled after every event; and the rows one window can hold at this event rate."""
+    host), sampled after every 20,000 events; and the rows one window can hold at this event rate."""
     with Workbench(folder / "state-ws", engine="local", trace=False) as wb:
         wb.execute(DDL)
         q = wb.query(JOIN)

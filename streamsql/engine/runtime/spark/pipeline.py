@@ -75,6 +75,13 @@ class SparkQuery:
                 "streams": [{"uid": cat.streams[s].uid,
                              "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                             for s in streams]}
+        # a query that is one GROUP BY over one stream pre-combines in the log source (precombine.py)
+        first = stages[0]
+        scan = (isinstance(first.node, Aggregate) and precombine.scan_eligible(first.node, first, len(stages), len(streams))
+                and all(lf.stream is None for i in stages[-1].inputs for lf in i.leaves))
+        if scan:
+            spec["combine"] = precombine.scan_spec(first.node, buckets if any(partition_exprs(first.node)) else 1)
+        self.scan_combined = scan
         src = spark.readStream.format(NAME).option("spec", json.dumps(spec)).load()
         outs: dict[int, object] = {}
         nodes: dict[int, object] = {}
@@ -82,7 +89,6 @@ class SparkQuery:
         tables = cat.tables
         n_bs: dict[int, int] = {}
         for st in stages[:-1]:
-            df = self._input_frame(st, src, outs, streams, cat)
             nodes[st.index] = st.node
             # an operator without a partition key (ORDER BY, T-sort) keeps everything in one
             # bucket; empty buckets would hold its frontier at "no time" for ever
@@ -91,6 +97,16 @@ class SparkQuery:
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
                               {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables)
+            if scan and st is first:
+                # partials (bucket chosen by the source) and timelines (to every bucket)
+                outs[st.index] = (src.selectExpr("ev", f"CASE WHEN ev = 0 THEN array(bucket) ELSE sequence(0, {n_b - 1}) END AS bs",
+                                                 "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
+                                  .selectExpr("*", "explode(bs) AS bucket").drop("bs")
+                                  .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))
+                sspec.precombined = True
+                outs[st.index] = self._stateful(outs[st.index], sspec)
+                continue
+            df = self._input_frame(st, src, outs, streams, cat)
             pre = isinstance(st.node, Aggregate) and precombine.eligible(st.node, st)
             if pre:
                 r = SparkSql(lambda c: quote_ident(value_col(0, c)), lambda k: "ort")
@@ -109,16 +125,19 @@ class SparkQuery:
                 df = (df.mapInArrow(precombine.combiner(st.node, to_arrow_schema(schema)), schema)
                       .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))
             sspec.precombined = pre
-            out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
-                                [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(st.node.fields)] +
-                                ["blob BINARY"])
-            outs[st.index] = df.groupBy("bucket").transformWithStateInPandas(
-                make_processor(sspec), out_ddl, "Append", "None")
+            outs[st.index] = self._stateful(df, sspec)
         sink_stage = stages[-1]
         self.df = self._input_frame(sink_stage, src, outs, streams, cat)
         upstream = {y: (make_operator(nodes[y], tables), n_bs[y]) for y in self._upstream(sink_stage)}
         self.sink = Sink(folder / "sink", list(plan.columns), self._input_spec(sink_stage.inputs[0], streams, q),
                          upstream, wb.durable)
+
+    @staticmethod
+    def _stateful(df, sspec: StageSpec):
+        out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
+                            [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(sspec.out_fields)] +
+                            ["blob BINARY"])
+        return df.groupBy("bucket").transformWithStateInPandas(make_processor(sspec), out_ddl, "Append", "None")
 
     @staticmethod
     def _upstream(st) -> list[int]:

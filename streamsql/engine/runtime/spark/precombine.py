@@ -11,15 +11,24 @@ The combining is Arrow's hash aggregation (``mapInArrow``: no pandas, no Python 
 used when the aggregate reads one stream directly and every aggregate combines exactly in any
 order (COUNT, MIN, MAX, FIRST/LAST_VALUE, and SUM/AVG of exact numbers); float sums would depend
 on how rows were grouped into batches, so those queries take the row-by-row path.
+
+When the query is just that GROUP BY over one stream as it is (keys: columns and functions of
+ROWTIME; arguments: columns), the log source, which reads the log in Python anyway, combines
+the rows itself (:class:`ScanCombiner`): no row crosses from Spark to Python and back, only
+partials and the timeline.
 """
 from __future__ import annotations
 
+import base64
 import pickle
+import zlib
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ... import time as T
+from ...expr import NOT_MONOTONIC, Call, Col, Lit, Rowtime, monotonicity, rowtime_map_array
 from ...operators.aggregate import AggregateOp
 from ...operators.base import encode_ints
 from ...plan import Aggregate
@@ -68,72 +77,63 @@ class PrecombinedAggregate:
         return self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
 
 
-def combiner(node: Aggregate, schema: pa.Schema):
-    """The ``mapInArrow`` function: rows -> one partial per (bucket, period end, keys)."""
-    op = AggregateOp(node)          # its period ends (several monotonic keys, sub-query columns)
+def partials(node: Aggregate, op: AggregateOp, rows: pa.Table) -> tuple[pa.Table, list[tuple]]:
+    """One partial per (bucket, period end, keys) of ``rows`` (columns ``bucket``, ``seq``,
+    ``sub``, ``T``, ``ort``, ``pk<m>`` key values, ``pa<c>`` aggregate arguments): a table of
+    ``bucket``, ``seq``/``T``/``ort`` (of the group's first row) and ``part``; and the groups' keys."""
     nk = len(node.keys)
     keys = ["bucket", "_end"] + [f"pk{m}" for m in range(nk)]
-
-    def partials(rows: pa.Table) -> pa.Table:
-        rows = rows.sort_by([("seq", "ascending"), ("sub", "ascending")])
-        end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
-        rows = rows.append_column("_end", pa.array(end, pa.int64()))
-        aggs = [("seq", "min"), ("T", "min"), ("ort", "min")]
+    rows = rows.sort_by([("seq", "ascending"), ("sub", "ascending")])
+    end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
+    rows = rows.append_column("_end", pa.array(end, pa.int64()))
+    aggs = [("seq", "min"), ("T", "min"), ("ort", "min")]
+    for c, a in enumerate(node.aggs):
+        col = f"pa{c}"
+        if a.fn == "COUNT":
+            aggs.append(([], "count_all") if a.arg is None else (col, "count"))
+        elif a.fn in ("SUM", "AVG"):
+            aggs += [(col, "sum", pc.ScalarAggregateOptions(min_count=1)), (col, "count")]
+        elif a.fn in ("MIN", "MAX"):
+            aggs.append((col, a.fn.lower()))
+    g = rows.group_by(keys, use_threads=False).aggregate(aggs)
+    cols = {name: g.column(name).to_pylist() for name in g.column_names}
+    ordered: dict = {}
+    for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
+        if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
+            nn = rows.filter(pc.is_valid(rows.column(f"pa{c}")))
+            how = "first" if a.fn == "FIRST_VALUE" else "last"
+            h = nn.group_by(keys, use_threads=False).aggregate([("seq", how), ("sub", how), (f"pa{c}", how)])
+            hk = [h.column(k).to_pylist() for k in keys]
+            ordered[c] = {tuple(k): (s, b, v) for k, s, b, v in
+                          zip(zip(*hk), h.column(f"seq_{how}").to_pylist(), h.column(f"sub_{how}").to_pylist(),
+                              h.column(f"pa{c}_{how}").to_pylist())}
+    parts, gks = [], []
+    for i in range(g.num_rows):
+        gk = tuple(cols[k][i] for k in keys)
+        states = []
         for c, a in enumerate(node.aggs):
             col = f"pa{c}"
             if a.fn == "COUNT":
-                aggs.append(([], "count_all") if a.arg is None else (col, "count"))
-            elif a.fn in ("SUM", "AVG"):
-                aggs += [(col, "sum", pc.ScalarAggregateOptions(min_count=1)), (col, "count")]
+                states.append(cols["count_all" if a.arg is None else f"{col}_count"][i])
+            elif a.fn == "SUM":
+                states.append(cols[f"{col}_sum"][i])
+            elif a.fn == "AVG":
+                states.append([cols[f"{col}_sum"][i], cols[f"{col}_count"][i]])
             elif a.fn in ("MIN", "MAX"):
-                aggs.append((col, a.fn.lower()))
-        g = rows.group_by(keys, use_threads=False).aggregate(aggs)
-        cols = {name: g.column(name).to_pylist() for name in g.column_names}
-        ordered: dict = {}
-        for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
-            if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
-                nn = rows.filter(pc.is_valid(rows.column(f"pa{c}")))
-                how = "first" if a.fn == "FIRST_VALUE" else "last"
-                h = nn.group_by(keys, use_threads=False).aggregate([("seq", how), ("sub", how), (f"pa{c}", how)])
-                hk = [h.column(k).to_pylist() for k in keys]
-                ordered[c] = {tuple(k): (s, b, v) for k, s, b, v in
-                              zip(zip(*hk), h.column(f"seq_{how}").to_pylist(), h.column(f"sub_{how}").to_pylist(),
-                                  h.column(f"pa{c}_{how}").to_pylist())}
-        n = g.num_rows
-        parts = []
-        for i in range(n):
-            gk = tuple(cols[k][i] for k in keys)
-            states = []
-            for c, a in enumerate(node.aggs):
-                col = f"pa{c}"
-                if a.fn == "COUNT":
-                    states.append(cols["count_all" if a.arg is None else f"{col}_count"][i])
-                elif a.fn == "SUM":
-                    states.append(cols[f"{col}_sum"][i])
-                elif a.fn == "AVG":
-                    states.append([cols[f"{col}_sum"][i], cols[f"{col}_count"][i]])
-                elif a.fn in ("MIN", "MAX"):
-                    states.append(cols[f"{col}_{a.fn.lower()}"][i])
-                else:
-                    hit = ordered[c].get(gk)
-                    states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
-            parts.append(pickle.dumps((gk[1], gk[2:], states)))
-        out = {}
-        for f in schema:
-            if f.name == "part":
-                out[f.name] = pa.array(parts, pa.binary())
-            elif f.name in ("seq", "T", "Tup", "ort"):
-                src = {"seq": "seq_min", "T": "T_min", "Tup": "T_min", "ort": "ort_min"}[f.name]
-                out[f.name] = g.column(src).cast(f.type)
-            elif f.name == "bucket":
-                out[f.name] = g.column("bucket").cast(f.type)
-            elif f.name in ("ev", "inp", "leaf", "sub"):
-                out[f.name] = pa.array(np.zeros(n, dtype=np.int64)).cast(f.type)
-            elif f.name == "up":
-                out[f.name] = pa.array(np.full(n, -1, dtype=np.int64)).cast(f.type)
+                states.append(cols[f"{col}_{a.fn.lower()}"][i])
             else:
-                out[f.name] = pa.nulls(n, f.type)
-        return pa.table(out, schema=schema)
+                hit = ordered[c].get(gk)
+                states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
+        parts.append(pickle.dumps((gk[1], gk[2:], states)))
+        gks.append(gk[2:])
+    out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "seq": g.column("seq_min"),
+                    "T": g.column("T_min"), "ort": g.column("ort_min"), "part": pa.array(parts, pa.binary())})
+    return out, gks
+
+
+def combiner(node: Aggregate, schema: pa.Schema):
+    """The ``mapInArrow`` function: rows -> one partial per (bucket, period end, keys)."""
+    op = AggregateOp(node)          # its period ends (several monotonic keys, sub-query columns)
 
     def fn(batches):
         t = pa.Table.from_batches(list(batches))
@@ -145,5 +145,78 @@ def combiner(node: Aggregate, schema: pa.Schema):
         if rest.num_rows:
             yield from rest.append_column("part", pa.nulls(rest.num_rows, pa.binary())).cast(schema).to_batches()
         if rows.num_rows:
-            yield from partials(rows).to_batches()
+            g, _keys = partials(node, op, rows)
+            n = g.num_rows
+            out = {}
+            for f in schema:
+                if f.name in g.column_names:
+                    out[f.name] = g.column(f.name).cast(f.type)
+                elif f.name in ("ev", "sub"):
+                    out[f.name] = pa.array(np.zeros(n, dtype=np.int64)).cast(f.type)
+                else:
+                    out[f.name] = pa.nulls(n, f.type)
+            yield from pa.table(out, schema=schema).to_batches()
     return fn
+
+
+# --------------------------------------------------------------------------- in the scan
+
+def scan_eligible(node: Aggregate, stage, n_stages: int, n_streams: int) -> bool:
+    """Whether the log source itself can pre-combine: the query is this one aggregate over one
+    stream as it is (no filter or projection in between), grouped by functions of ROWTIME and
+    plain columns, aggregating plain columns. Then no row crosses from Spark to Python at all
+    (the source reads the log in Python already): only partials and the timeline do."""
+    if n_stages != 2 or n_streams != 1 or not eligible(node, stage):
+        return False
+    inp = stage.inputs[0]
+    if inp.leaves[0].chain or inp.post:
+        return False
+    if not all(isinstance(k, Col) or _time_key(k) for k in node.keys):
+        return False
+    return all(a.arg is None or isinstance(a.arg, Col) for a in node.aggs)
+
+
+def _time_key(e) -> bool:
+    """A TIMESTAMP key made of ROWTIME, FLOOR/CEIL/STEP and interval shifts (what
+    :func:`rowtime_map_array` computes exactly)."""
+    def pure(x) -> bool:
+        if isinstance(x, Rowtime):
+            return True
+        if isinstance(x, Call) and x.fn in ("FLOOR_TO", "CEIL_TO", "STEP"):
+            return pure(x.args[0])
+        if isinstance(x, Call) and x.fn in ("+", "-") and len(x.args) == 2:
+            a, b = x.args
+            return pure(a) and isinstance(b, Lit) and isinstance(b.value, T.Interval)
+        return False
+    return e.type.name == "TIMESTAMP" and pure(e)
+
+
+def scan_spec(node: Aggregate, buckets: int) -> dict:
+    return {"node": base64.b64encode(pickle.dumps(node)).decode("ascii"), "buckets": buckets}
+
+
+class ScanCombiner:
+    """Pre-combines one stream's rows as the log source reads them (see :func:`scan_eligible`)."""
+
+    def __init__(self, spec: dict):
+        self.node: Aggregate = pickle.loads(base64.b64decode(spec["node"]))
+        self.buckets = int(spec["buckets"])
+        self.op = AggregateOp(self.node)
+        # the keys that pick a bucket (the others are functions of ROWTIME)
+        self.hashed = [m for m, k in enumerate(self.node.keys) if monotonicity(k) == NOT_MONOTONIC]
+
+    def combine(self, seq: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table) -> pa.Table:
+        """``values``: the stream's columns ``c<i>`` of these rows."""
+        cols = {"bucket": pa.array(np.zeros(len(seq), np.int32)), "seq": pa.array(seq, pa.int64()),
+                "sub": pa.array(sub, pa.int32()), "T": pa.array(rowtime, pa.int64()),
+                "ort": pa.array(rowtime, pa.int64())}
+        for m, k in enumerate(self.node.keys):
+            cols[f"pk{m}"] = (values.column(f"c{k.index}") if isinstance(k, Col)
+                              else pa.array(rowtime_map_array(k, rowtime), pa.int64()))
+        for c, a in enumerate(self.node.aggs):
+            cols[f"pa{c}"] = values.column(f"c{a.arg.index}") if a.arg is not None else pa.nulls(len(seq), pa.int32())
+        g, keys = partials(self.node, self.op, pa.table(cols))
+        if self.buckets > 1:
+            b = [zlib.crc32(repr(tuple(k[m] for m in self.hashed)).encode()) % self.buckets for k in keys]
+            g = g.set_column(0, "bucket", pa.array(b, pa.int32()))
+        return g

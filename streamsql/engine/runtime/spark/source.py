@@ -29,18 +29,22 @@ def stream_prefix(k: int) -> str:
     return f"s{k}_"
 
 
-def source_schema(streams: list[list[Field]]) -> pa.Schema:
+def source_schema(streams: list[list[Field]], combined: bool = False) -> pa.Schema:
     cols = [pa.field("ev", pa.int8()), pa.field("seq", pa.int64()), pa.field("sub", pa.int32()),
             pa.field("src", pa.int32()), pa.field("rowtime", pa.int64()), pa.field("tl", pa.binary())]
     for k, fields in enumerate(streams):
         cols += [pa.field(f"{stream_prefix(k)}c{i}", arrow_type(f.type)) for i, f in enumerate(fields)]
+    if combined:   # rows are GROUP BY partials (precombine.ScanCombiner)
+        cols += [pa.field("bucket", pa.int32()), pa.field("part", pa.binary())]
     return pa.schema(cols)
 
 
-def spark_schema_ddl(streams: list[list[Field]]) -> str:
+def spark_schema_ddl(streams: list[list[Field]], combined: bool = False) -> str:
     cols = ["ev TINYINT", "seq BIGINT", "sub INT", "src INT", "rowtime BIGINT", "tl BINARY"]
     for k, fields in enumerate(streams):
         cols += [f"{stream_prefix(k)}c{i} {spark_type_ddl(f.type)}" for i, f in enumerate(fields)]
+    if combined:
+        cols += ["bucket INT", "part BINARY"]
     return ", ".join(cols)
 
 
@@ -81,7 +85,11 @@ class LogReader:
         self.streams = [(s["uid"], [Field(f["name"], SqlType.from_json(f["type"])) for f in s["fields"]])
                         for s in spec["streams"]]
         self.log = EventLog(self.root)
-        self.schema = source_schema([f for _, f in self.streams])
+        self.combiner = None
+        if spec.get("combine"):
+            from .precombine import ScanCombiner
+            self.combiner = ScanCombiner(spec["combine"])
+        self.schema = source_schema([f for _, f in self.streams], self.combiner is not None)
 
     def head(self) -> int:
         return read_head(self.root)
@@ -106,6 +114,14 @@ class LogReader:
             if not rows.any():
                 continue
             idx = np.nonzero(rows)[0]
+            if self.combiner is not None:
+                g = self.combiner.combine(seq[idx], sub[idx], t.column("rowtime").to_numpy()[idx], t.take(pa.array(idx)))
+                n = g.num_rows
+                batches.append(self._batch({"ev": pa.array(np.zeros(n, np.int8)), "seq": g.column("seq"),
+                                            "sub": pa.array(np.zeros(n, np.int32)), "src": pa.array(np.full(n, k, np.int32)),
+                                            "rowtime": g.column("T"), "bucket": g.column("bucket"),
+                                            "part": g.column("part")}, n))
+                continue
             n = len(idx)
             cols = {"ev": pa.array(np.zeros(n, np.int8)), "seq": pa.array(seq[idx]),
                     "sub": pa.array(sub[idx]), "src": pa.array(np.full(n, k, np.int32)),
@@ -212,7 +228,7 @@ def register(spark) -> None:
         def schema(self):
             spec = json.loads(self.options["spec"])
             return spark_schema_ddl([[Field(f["name"], SqlType.from_json(f["type"])) for f in s["fields"]]
-                                     for s in spec["streams"]])
+                                     for s in spec["streams"]], bool(spec.get("combine")))
 
         def simpleStreamReader(self, schema):
             return _Reader(json.loads(self.options["spec"]))
