@@ -1,14 +1,13 @@
-"""Every scenario script in /work/shared/scenarios analyzes, and its query has the plan the
-semantics need (node types, fields, keys, windows, join windows and keys)."""
-from pathlib import Path
-
+"""Every shared scenario script (../shared/scenarios, or the copy kept in tests/scenarios/shared)
+analyzes, and its query has the plan the semantics need (node types, fields, keys, windows, join
+windows and keys)."""
 import pytest
 
+from conftest import SCENARIOS
 from streamsql.engine import plan as P
 from streamsql.engine.sql import analyze, split_script
 from test_sql_support import MemoryCatalog, chain, names, show
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 MINUTE = 60_000
 
 
