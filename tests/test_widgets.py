@@ -176,6 +176,18 @@ def test_query_view_shows_rows_bound_and_clocks(union):
     assert b._repr_mimebundle_()["text/plain"] == b.text()
 
 
+def test_query_view_redraws_its_status_when_the_query_stops(wb_local):
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    v = QueryView(q)
+    assert "Query s (running)" in v.status.value
+    q.stop()                                   # no refresh() here: the view hears of the stop
+    deadline = time.monotonic() + 5
+    while "Query s (stopped)" not in v.status.value and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "Query s (stopped)" in v.status.value
+
+
 def test_bounds_mode_interleaves_output_bound_moves(wb_local):
     wb_local.execute("CREATE STREAM S (x INTEGER)")
     q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")

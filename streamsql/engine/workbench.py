@@ -74,6 +74,7 @@ class ContinuousQuery:
         self.error: str | None = None
         self.trace: list[dict] = []
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
+        self._state_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._chunks: list[pa.Table] = []
         self._sinks: list = []                    # FileSink objects (write_to)
@@ -208,6 +209,21 @@ class ContinuousQuery:
     def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
         if f in self._listeners:
             self._listeners.remove(f)
+
+    def on_state(self, f: Callable[[], None]) -> None:
+        """Call ``f()`` when the query stops or fails (views redraw their status)."""
+        self._state_listeners.append(f)
+
+    def off_state(self, f: Callable[[], None]) -> None:
+        if f in self._state_listeners:
+            self._state_listeners.remove(f)
+
+    def _state_changed(self) -> None:
+        for f in list(self._state_listeners):
+            try:
+                f()
+            except Exception:  # a broken listener must not break stop
+                log.exception("state listener of query %s failed", self.name)
 
     def values(self, row: OutputRow) -> dict:
         return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
@@ -529,6 +545,7 @@ class Workbench:
             q.running = False
         self._query_defs.get(name, {})["running"] = False
         self._commit_catalog()
+        q._state_changed()
 
     def _resume_queries(self) -> None:
         for name, d in list(self._query_defs.items()):

@@ -76,6 +76,7 @@ class QueryView(widgets.VBox):
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))
         q.on_release(self._later.trigger)
+        q.on_state(self._later.trigger)     # "stopped" or the error, as soon as it happens
         on_inject(q.wb, self._later.trigger)
         self.refresh()
 

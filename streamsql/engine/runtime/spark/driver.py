@@ -35,6 +35,7 @@ class SparkDriver:
 
         def on_error(e):
             q.error = f"{type(e).__name__}: {e}"
+            q._state_changed()
 
         handle = sq.start(lambda res: q._deliver_table(*res), on_error)
         self.running[q.name] = (q, sq, handle)
