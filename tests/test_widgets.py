@@ -262,6 +262,26 @@ def test_timeline_of_the_join_shows_windows_held_rows_and_what_they_wait_for(joi
     assert '<table class="streamsql-rows" data-rows="2"' in ui.live.table.value   # the view followed
 
 
+def test_timeline_shows_rows_a_stream_holds_for_a_slower_producer(wb_local):
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    wb_local.insert("S", {"x": 1}, rowtime="2006-10-10 10:00:00")
+    wb_local.attach("S", "slow")
+    wb_local.insert("S", {"x": 2}, rowtime="2006-10-10 10:05:00")      # waits: slow has no clock yet
+    wb_local.insert("S", {"x": 3}, rowtime="2006-10-10 10:01:00", producer="slow")
+    recs = timeline_records(q)[1]
+    by = lambda w: [(r["t"], r["step"]) for r in recs if r["what"] == w]
+    # x=3 left at once (its rowtime is behind every producer's clock); x=2 still waits for slow
+    assert by("row") == [(ms("2006-10-10 10:00:00"), 1), (ms("2006-10-10 10:01:00"), 4)]
+    assert by("pending row") == [(ms("2006-10-10 10:05:00"), 3)]
+    detail = next(r["detail"] for r in recs if r["what"] == "pending row")
+    assert "X=2" in detail and "from default" in detail and "waits for slow (clock 2006-10-10 10:01:00)" in detail
+    wb_local.detach("S", "slow")                                         # lets x=2 into the stream
+    recs = timeline_records(q)[1]
+    assert [r for r in recs if r["what"] == "pending row"] == []
+    assert (ms("2006-10-10 10:05:00"), 3) in [(r["t"], r["step"]) for r in recs if r["what"] == "row"]
+
+
 def test_timeline_shows_late_rows_and_aggregation_periods(wb_local):
     wb_local.execute("CREATE STREAM S (k VARCHAR(3), x INTEGER)")
     q = wb_local.query("SELECT STREAM FLOOR(S.ROWTIME TO HOUR) AS h, k, SUM(x) AS total FROM S "

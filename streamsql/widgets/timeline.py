@@ -1,6 +1,6 @@
 """The timeline of a query: one lane per input stream, per stateful operator and for the output,
 time across. Rows by rowtime, each stream's clock, the bounds it received (eclipsed ones grey),
-late rows, open windows (join windows, aggregation periods, OVER frames) as intervals, released
+late rows, rows a stream holds back for a slower producer, open windows (join windows, aggregation periods, OVER frames) as intervals, released
 and held output rows, and for each held row the clock it waits for.
 
 :func:`timeline_records` is the data (plain dicts, also what tests check); :func:`timeline_chart`
@@ -26,6 +26,7 @@ from . import vega
 KINDS = [
     ("row", "#1f77b4"),
     ("late row", "#d62728"),
+    ("pending row", "#aec7e8"),
     ("bound", "#17becf"),
     ("eclipsed bound", "#b0b0b0"),
     ("clock", "#000000"),
@@ -107,6 +108,24 @@ def _recent_events(wb, q, streams: list[str], last: int) -> list[dict]:
     return out[::-1]
 
 
+def _pending_rows(wb, streams: list[str]) -> dict:
+    """``(stream, step) -> (rowtime, detail)`` of the rows each stream holds back until its
+    slowest producer's clock reaches them (several producers on one stream)."""
+    out = {}
+    for s in streams:
+        st = wb.catalog.state.get(s)
+        d = wb.catalog.streams.get(s)
+        if st is None or d is None or not st.pending:
+            continue
+        clocks = wb.catalog.producer_clocks(s)
+        for rt, seq, producer, values in st.pending:
+            slow = [f"{p} (clock {ts(c)})" for p, c in sorted(clocks.items()) if c is None or c < rt]
+            vals = _values_text({f.name: v for f, v in zip(d.fields, values)})
+            out[(s, seq)] = (rt, f"{vals}; from {producer}, waits for {', '.join(slow) or 'a slower producer'} "
+                                 f"to reach {ts(rt)}")
+    return out
+
+
 def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     """``(lanes, records)``: everything the timeline draws, one dict per mark, in a stable order
     (the query's ``last`` input events and released rows, so a long replay stays drawable)."""
@@ -117,8 +136,15 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     lanes = streams + op_lanes + ["output"]
     recs: list[dict] = []
 
+    # rows a stream still holds back for a slower producer: accepted, not yet in the stream
+    pending = _pending_rows(wb, streams)
+    for (s, seq), (rt, text) in pending.items():
+        recs.append(_rec("pending row", s, rt, step=seq, detail=text))
+
     # input streams: rows, late rows, bounds (eclipsed or not), from the events the query saw
     for r in _recent_events(wb, q, streams, last):
+        if r["kind"] == "row" and r["status"] == "ok" and (r["stream"], r["step"]) in pending:
+            continue
         if r["kind"] == "row" and r["status"] == "ok":
             recs.append(_rec("row", r["stream"], r["rowtime"], step=r["step"], detail=_values_text(r["values"])))
         elif r["kind"] == "row" and r["status"] == "late":
@@ -209,6 +235,7 @@ def timeline_chart(q, width: int = 640) -> alt.LayerChart:
         only("open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
         only("row", "released row").mark_circle(size=70, opacity=1),
         only("late row").mark_point(shape="cross", size=110, filled=True),
+        only("pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
         only("bound", "output bound").mark_tick(thickness=3, size=24),
         only("eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
         only("clock").mark_point(shape="triangle-left", filled=True, size=120),
