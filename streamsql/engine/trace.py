@@ -63,6 +63,20 @@ def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = F
     return out
 
 
+def comparable(v):
+    """A replay line (or part of one) as SEMANTICS.md section 5 compares them: keys
+    case-insensitively, numbers as numbers."""
+    if isinstance(v, dict):
+        return {str(k).lower(): comparable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [comparable(x) for x in v]
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)
+    return v
+
+
 def _short(ms: int | None) -> str:
     return "" if ms is None else T.format_time_of_day(ms)
 

@@ -19,8 +19,9 @@ from ..engine import time as T
 from ..engine.catalog import Event
 from ..engine.cli import read_events
 from ..engine.errors import StreamSqlError
-from ..engine.trace import format_table, replay_lines
+from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value
+from ..widgets.render import short, text_table
 
 __all__ = [
     "Text", "scenario_dir", "scenario_path", "scenario_sql", "scenario_events", "expected_lines", "show_scenario",
@@ -44,17 +45,8 @@ class Text(str):
         p.text(str(self))
 
 
-def _hm(ms: int | None) -> str:
-    """``HH:MM[:SS[.fff]]`` as in the seeds' tables, or ``none``."""
-    if ms is None or ms <= T.NO_TIME:
-        return "none"
-    if ms >= T.END_OF_TIME:
-        return "end of time"
-    return T.format_time_of_day(ms)
-
-
-def _table(header: list[str], rows: list[list]) -> str:
-    return format_table([list(map(str, header))] + [[str(c) for c in r] for r in rows])
+_hm = short            # HH:MM[:SS[.fff]] as in the seeds' tables, or "none"
+_table = text_table
 
 
 # --------------------------------------------------------------------------- scenario files
@@ -128,19 +120,6 @@ def play(wb, name: str, steps: range | tuple | None = None):
 
 # --------------------------------------------------------------------------- comparing with scenarios
 
-def _norm(v):
-    """Keys case-insensitively, numbers as numbers (SEMANTICS.md section 5)."""
-    if isinstance(v, dict):
-        return {str(k).lower(): _norm(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_norm(x) for x in v]
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (int, float)):
-        return float(v)
-    return v
-
-
 def engine_lines(source, *, bounds: bool = False, base: int | None = None) -> list[dict]:
     """The replay lines (SEMANTICS.md section 5) of what ``source`` released: a running query
     (steps counted from the event after ``base``, by default from the query's start), a
@@ -171,12 +150,12 @@ def check_scenario(name: str, source, *, base: int | None = None) -> Text:
     out += ["  " + json.dumps(e) for e in exp]
     out.append(f"engine    {name}: what the query released on {engine}" + (", with bound lines" if bounds else ""))
     out += ["  " + json.dumps(g) for g in got]
-    if [_norm(e) for e in exp] == [_norm(g) for g in got]:
+    if [comparable(e) for e in exp] == [comparable(g) for g in got]:
         out.append(f"✓ the same {len(exp)} lines: row for row and step for step "
                    "(keys compare case-insensitively, SEMANTICS.md section 5)")
     else:
         for i, (e, g) in enumerate(zip(exp, got), 1):
-            if _norm(e) != _norm(g):
+            if comparable(e) != comparable(g):
                 out.append(f"✗ line {i} differs: expected {json.dumps(e)}, engine {json.dumps(g)}")
                 break
         else:

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from ..engine import time as T
 from ..engine.catalog import Event
-from ..engine.cli import read_events
 from ..engine.errors import StreamSqlError
-from ..engine.trace import format_table, replay_lines
+from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value
+# the scenario files, tables and times as the earlier tutorials read and print them
+from .basics import Text, _hm, _rel, _table, expected_lines, scenario_dir, scenario_events, scenario_path
 
 __all__ = [
     "Text", "scenario_dir", "scenario_path", "scenario_events", "expected_lines", "SEED_002", "seed_table",
@@ -34,30 +35,6 @@ __all__ = [
     "generate_trades", "events_table", "Progress", "replay", "batch_hourly", "batch_matches", "compare_hourly",
     "compare_matches", "hourly_chart", "fills_chart", "zoom", "zoom_events", "check_first_release", "check_fills_query",
 ]
-
-_ROOT = Path(__file__).resolve().parents[2]
-#: where the shared scenarios are looked for: the project's copy first, then ``../shared``
-SCENARIO_DIRS = [_ROOT / "tests" / "scenarios" / "shared", _ROOT.parent / "shared" / "scenarios"]
-
-
-class Text(str):
-    """A string that a notebook shows as it is (no quotes), as its ``text/plain`` output."""
-
-    def _repr_pretty_(self, p, cycle):
-        p.text(str(self))
-
-
-def _hm(ms: int | None) -> str:
-    """``HH:MM[:SS[.fff]]`` as in the engine's step tables, or ``none``."""
-    if ms is None or ms <= T.NO_TIME:
-        return "none"
-    if ms >= T.END_OF_TIME:
-        return "end of time"
-    return T.format_time_of_day(ms)
-
-
-def _table(header: list[str], rows: list[list]) -> str:
-    return format_table([list(map(str, header))] + [[str(c) for c in r] for r in rows])
 
 
 class Verdict(Text):
@@ -83,50 +60,6 @@ def _blank(answer) -> bool:
         return False
 
 
-# --------------------------------------------------------------------------- scenario files
-
-def scenario_dir() -> Path:
-    for d in SCENARIO_DIRS:
-        if (d / "join1_inner_following.sql").exists():
-            return d
-    raise FileNotFoundError("the shared scenarios are in neither " + " nor ".join(map(str, SCENARIO_DIRS)))
-
-
-def _rel(p: Path) -> str:
-    """A path as the notebooks print it: relative to the project, never machine-specific."""
-    try:
-        return str(p.relative_to(_ROOT))
-    except ValueError:
-        return str(p.relative_to(_ROOT.parent))
-
-
-def scenario_path(name: str) -> Path:
-    """The stem of scenario ``name``, for ``streamsql.workbench(scenario=...)``."""
-    return scenario_dir() / name
-
-
-def scenario_events(name: str) -> list[Event]:
-    return read_events(scenario_dir() / f"{name}.events.jsonl")
-
-
-def expected_lines(name: str) -> list[dict]:
-    p = scenario_dir() / f"{name}.expected.jsonl"
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-
-
-def _norm(v):
-    """Keys case-insensitively, numbers as numbers (SEMANTICS.md section 5)."""
-    if isinstance(v, dict):
-        return {str(k).lower(): _norm(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_norm(x) for x in v]
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (int, float)):
-        return float(v)
-    return v
-
-
 def _engine_lines(q) -> list[dict]:
     from ..widgets.steps import event_outcomes
     q.wait()
@@ -143,7 +76,7 @@ def check_scenario(q, name: str) -> Text:
     got = _engine_lines(q)
     where = f"{_rel(scenario_dir() / name)}.expected.jsonl"
     upto = "" if done >= total else f" up to step {done} of {total}"
-    if [_norm(e) for e in exp] == [_norm(g) for g in got]:
+    if [comparable(e) for e in exp] == [comparable(g) for g in got]:
         steps = ", ".join(str(e["step"]) for e in exp) or "none"
         return Text(f"✓ the engine's output equals {where}{upto}: {len(exp)} row{'s' if len(exp) != 1 else ''}, "
                     f"row for row and step for step (released at steps {steps})")
@@ -1296,7 +1229,6 @@ def expected_fills(table, minutes: int = 20) -> list[tuple]:
     """Per ticker, the matches of the sample's orders (every trade of the same order id within
     ten minutes after the order, both ends included) and their traded amount; computed with
     pandas, independently of the engine."""
-    import pandas as pd
     df = _sample(table, minutes).to_pandas()
     ev = df[~df["BOUND"]]
     o = ev[ev["STREAM"] == "Orders"][["ROWTIME", "orderId", "ticker"]]

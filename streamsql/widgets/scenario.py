@@ -10,7 +10,7 @@ from pathlib import Path
 from ..engine.catalog import Event
 from ..engine.cli import EventsFileError, read_events
 from ..engine.errors import SqlError, StreamSqlError
-from ..engine.trace import replay_lines, step_table
+from ..engine.trace import comparable, replay_lines, step_table
 from .live import snapshot
 
 EVENTS = ".events.jsonl"
@@ -49,19 +49,6 @@ class Scenario:
                     except ValueError as e:
                         raise EventsFileError(f"{exp_path}:{n}: not a JSON object: {e}") from None
         return cls(stem.name, sql_path.read_text(), read_events(ev_path), expected, stem)
-
-
-def _norm(v):
-    """Expected and actual lines compare with keys case-insensitive and numbers as numbers."""
-    if isinstance(v, dict):
-        return {str(k).lower(): _norm(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_norm(x) for x in v]
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (int, float)):
-        return float(v)
-    return v
 
 
 class ScenarioPlayer:
@@ -170,8 +157,8 @@ class ScenarioPlayer:
         if exp is None:
             return None, "no expected output file"
         bounds = any("bound" in e for e in exp)
-        want = [_norm(e) for e in exp if e.get("step", 0) <= self.pos]
-        got = [_norm(x) for x in self.lines(bounds)]
+        want = [comparable(e) for e in exp if e.get("step", 0) <= self.pos]
+        got = [comparable(x) for x in self.lines(bounds)]
         if got == want:
             return True, f"matches {self.scenario.name}{EXPECTED} up to step {self.pos}"
         for i, (g, w) in enumerate(zip(got, want)):

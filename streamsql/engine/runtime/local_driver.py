@@ -30,6 +30,21 @@ def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, l
     return sorted(by_seq.items())
 
 
+
+def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors: bool):
+    """Step an in-process query through one event before its commit (and record its trace);
+    None when the event is not for it. Queries that read the error stream go in a second
+    round, after the errors of this event are known."""
+    from ..catalog import ERROR_STREAM
+    if seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
+        return None
+    if not any(s in lq.streams for s in feed):
+        return None
+    b = lq.process(seq, feed)
+    if wb.trace:
+        q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+    return b
+
 class LocalDriver:
     def __init__(self, wb):
         self.wb = wb
@@ -51,16 +66,11 @@ class LocalDriver:
 
     def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
         """Process one event before its commit; returns rows operators refused."""
-        from ..catalog import ERROR_STREAM
         refused = []
         for q, lq in list(self.running.values()):
-            if seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
+            b = step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
+            if b is None:
                 continue
-            if not any(s in lq.streams for s in feed):
-                continue
-            b = lq.process(seq, feed)
-            if self.wb.trace:
-                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
             self._pending.setdefault(q.name, []).append(b)
             refused += [(q, stream, e) for stream, e in b.errors]
         return refused

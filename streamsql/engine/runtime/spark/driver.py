@@ -57,17 +57,13 @@ class SparkDriver:
 
     def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
         """Feed the shadows one event before its commit; returns rows a T-sort refused."""
-        from ...catalog import ERROR_STREAM
+        from ..local_driver import step_before_commit
         refused = []
         for name, lq in self.shadows.items():
             q = self.running.get(name, (None,))[0]
-            if q is None or seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
+            b = None if q is None else step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
+            if b is None:
                 continue
-            if not any(s in lq.streams for s in feed):
-                continue
-            b = lq.process(seq, feed)
-            if self.wb.trace:
-                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
             refused += [(q, stream, e) for stream, e in b.errors]
         return refused
 

@@ -98,32 +98,16 @@ class SparkQuery:
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
                               {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables)
             if scan and st is first:
-                # partials (bucket chosen by the source) and timelines (to every bucket)
-                outs[st.index] = (src.selectExpr("ev", f"CASE WHEN ev = 0 THEN array(bucket) ELSE sequence(0, {n_b - 1}) END AS bs",
-                                                 "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
-                                  .selectExpr("*", "explode(bs) AS bucket").drop("bs")
-                                  .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))
-                sspec.precombined = True
-                outs[st.index] = self._stateful(outs[st.index], sspec)
-                continue
-            df = self._input_frame(st, src, outs, streams, cat)
-            pre = isinstance(st.node, Aggregate) and precombine.eligible(st.node, st)
-            if pre:
-                r = SparkSql(lambda c: quote_ident(value_col(0, c)), lambda k: "ort")
-                df = df.selectExpr("*", *[f"{r(k)} AS pk{m}" for m, k in enumerate(st.node.keys)],
-                                   *[f"{r(a.arg) if a.arg is not None else 'CAST(NULL AS INT)'} AS pa{c}"
-                                     for c, a in enumerate(st.node.aggs)])
-            df = self._bucketed(df, st, n_b)
-            if pre:
-                from pyspark.sql.pandas.types import to_arrow_schema
-                from pyspark.sql.types import BinaryType, StructField, StructType
-                # only what the combiner reads crosses to Python (values travel as partials);
-                # the columns every stage input has come back as constants afterwards
-                df = df.select(*precombine.COLUMNS, *[f"pk{m}" for m in range(len(st.node.keys))],
-                               *[f"pa{c}" for c in range(len(st.node.aggs))])
-                schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
-                df = (df.mapInArrow(precombine.combiner(st.node, to_arrow_schema(schema)), schema)
-                      .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))
+                # partials, their bucket chosen by the source; timelines to every bucket
+                df = src.selectExpr("ev", "bucket AS rb", "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
+                df = self._spread(df, "rb", n_b).selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED)
+                pre = True
+            else:
+                df = self._input_frame(st, src, outs, streams, cat)
+                pre = isinstance(st.node, Aggregate) and precombine.eligible(st.node, st)
+                df = self._bucketed(df, st, n_b)
+                if pre:
+                    df = self._combined(df, st.node)
             sspec.precombined = pre
             outs[st.index] = self._stateful(df, sspec)
         sink_stage = stages[-1]
@@ -251,9 +235,32 @@ class SparkQuery:
             cols.append(f"CASE WHEN ev = 2 THEN {other} {whens} END AS `{name}`" if whens else f"{other} AS `{name}`")
         return src.where(" OR ".join(conds)).selectExpr(*cols)
 
-    def _bucketed(self, df, st, buckets: int):
+    @staticmethod
+    def _combined(df, node):
+        """The rows of a GROUP BY pre-combined by ``mapInArrow`` (precombine.py)."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import BinaryType, StructField, StructType
+        # only what the combiner reads crosses to Python: the keys and the aggregates' arguments
+        # (values travel as partials); the columns every stage input has come back as constants
+        r = SparkSql(lambda c: quote_ident(value_col(0, c)), lambda k: "ort")
+        df = df.selectExpr(*precombine.COLUMNS, *[f"{r(k)} AS pk{m}" for m, k in enumerate(node.keys)],
+                           *[f"{r(a.arg) if a.arg is not None else 'CAST(NULL AS INT)'} AS pa{c}"
+                             for c, a in enumerate(node.aggs)])
+        schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
+        return (df.mapInArrow(precombine.combiner(node, to_arrow_schema(schema)), schema)
+                .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))
+
+    @staticmethod
+    def _spread(df, row_bucket: str, buckets: int):
+        """Each row to the bucket ``row_bucket`` names; timelines and reports to every bucket."""
         if buckets == 1:
             return df.selectExpr("*", "0 AS bucket")
+        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) ELSE sequence(0, {buckets - 1}) END AS bs")
+                  .selectExpr("*", "explode(bs) AS bucket").drop("bs"))
+
+    def _bucketed(self, df, st, buckets: int):
+        if buckets == 1:
+            return self._spread(df, "0", 1)
         keys = partition_exprs(st.node)
         cases = []
         for i, exprs in enumerate(keys):
@@ -264,9 +271,7 @@ class SparkQuery:
             types = [_hash_type(st.node, i, e) for e in exprs]
             args = ", ".join(f"CAST({r(e)} AS {t})" for e, t in zip(exprs, types))
             cases.append(f"WHEN {i} THEN CAST(pmod(xxhash64({args}), {buckets}) AS INT)")
-        row_bucket = f"CASE inp {' '.join(cases)} ELSE 0 END"
-        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) ELSE sequence(0, {buckets - 1}) END AS bs")
-                  .selectExpr("*", "explode(bs) AS bucket").drop("bs"))
+        return self._spread(df, f"CASE inp {' '.join(cases)} ELSE 0 END", buckets)
 
     def start(self, on_batches, on_error):
         sink = self.sink
