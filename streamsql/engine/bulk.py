@@ -53,7 +53,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     """``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
     row; the rows of all streams interleave in the table's order, one step each). An optional
     boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
-    from .workbench import LoadResult
+    from .query import LoadResult
     table = _as_table(data)
     names = {n.upper(): n for n in table.column_names}
     n = table.num_rows
@@ -102,7 +102,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     c.next_seq = seq0 + n
     errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
-    if any(getattr(r, "wants_feeds", True) for r in wb._runtimes.values()):
+    if wb.in_process or wb.pumps.runners:
         feeds = _merge_feeds(feeds_src, errors_out)
         # in-process queries see each event before the commit (rows a T-sort refuses reach the
         # error stream at their step); then every error row gets its place in step order
@@ -118,8 +118,8 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
         wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
     wb._commit_catalog()
     wb.log.write_head(c.next_seq - 1)
-    for r in wb._runtimes.values():
-        r.notify(feeds, c.next_seq - 1)
+    if wb._runtime is not None:
+        wb._runtime.notify(feeds, c.next_seq - 1)
     return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
 
 

@@ -16,7 +16,7 @@ from . import time as T
 from .catalog import Event, LogEntry
 from .errors import SqlError, StreamSqlError
 from .plan import CreatePump
-from .runtime.local import LocalQuery
+from .runtime.local.query import LocalQuery
 
 
 @dataclass
@@ -154,7 +154,7 @@ class Pumps:
 
     def resume(self) -> None:
         """Rebuild started pumps in a reopened workspace (their past output is in the log)."""
-        from .runtime.local_driver import read_feeds
+        from .runtime.local.driver import read_feeds
         from .sql import analyze
         c = self.wb.catalog
         for n in self.order([n for n, p in c.pumps.items() if p.get("started")]):

@@ -76,7 +76,7 @@ def history_rows(wb, stream: str) -> list[Row]:
     """A stream's retained history: the rows that left it (its stream log), oldest first, within
     its history window of its clock."""
     from .log import ROW
-    from .runtime.local_driver import read_feeds
+    from .runtime.local.driver import read_feeds
     d = wb.catalog.streams.get(stream)
     if d is None or not d.history:
         raise SqlError(f"Cannot convert stream '{stream}' to a table")

@@ -25,237 +25,10 @@ from .expr import compile_expr
 from .log import EventLog, atomic_write, entry_schema
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
-from .runtime.output import OutputRow, ReleasedBatch
-from .types import arrow_type, to_json_value
+from .query import ContinuousQuery, LoadResult, Result
+from .runtime.base import Runtime, make_runtime
 
 log = logging.getLogger("streamsql")
-
-
-@dataclass
-class LoadResult:
-    """What :meth:`Workbench.load` did: rows accepted, late rows (their steps), steps used."""
-    accepted: int
-    late_steps: list
-    first_step: int
-    last_step: int
-
-
-@dataclass
-class Result:
-    """What one statement did: a message, and for a SELECT STREAM the started query."""
-    statement: Statement
-    message: str
-    query: "ContinuousQuery | None" = None
-    rows: list | None = None
-
-
-class ContinuousQuery:
-    """A running SELECT STREAM: its released rows (with steps), output bound and trace.
-
-    Released rows are kept as Arrow chunks (columns ``step``, ``rowtime``, ``v0..``) so that a
-    million-row replay does not become a million Python objects; :attr:`rows` builds
-    :class:`OutputRow` objects on first use."""
-
-    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int, engine: str):
-        self.wb = wb
-        self.name = name
-        self.plan = plan
-        self.sql = plan.sql
-        self.start_seq = start_seq
-        self.engine = engine
-        #: the clocks of the query's streams when it started (bounds it may rely on at once)
-        self.start_clocks: dict[str, int] = {}
-        self._bound_seqs: list[int] = []          # steps where the output bound changed ...
-        self._bound_vals: list[int] = []          # ... and its value after each of them
-        self._bounds_dict: dict | None = None
-        self.output_bound: int = T.NO_TIME
-        self.processed_seq = start_seq
-        self.running = True
-        self.error: str | None = None
-        self.trace: list[dict] = []
-        self._listeners: list[Callable[[ReleasedBatch], None]] = []
-        self._state_listeners: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
-        self._chunks: list[pa.Table] = []
-        self._sinks: list = []                    # FileSink objects (write_to)
-        self._rows: list[OutputRow] = []          # materialised prefix of the chunks
-        self._materialised = 0                    # chunks already in ``_rows``
-        self.row_count = 0
-        self.handle: Any = None                   # the runtime's own object
-        self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
-                                [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
-
-    # ------------------------------------------------------------------ results
-
-    @property
-    def columns(self) -> list[str]:
-        return [f.name for f in self.plan.columns]
-
-    @property
-    def fields(self) -> list[Field]:
-        return list(self.plan.columns)
-
-    @property
-    def rows(self) -> list[OutputRow]:
-        with self._lock:
-            while self._materialised < len(self._chunks):
-                t = self._chunks[self._materialised]
-                cols = t.to_pydict()
-                n = len(self.plan.columns)
-                vals = zip(*[cols[f"v{j}"] for j in range(n)]) if n else ([()] * t.num_rows)
-                self._rows.extend(OutputRow(s, r, tuple(v)) for s, r, v in zip(cols["step"], cols["rowtime"], vals))
-                self._materialised += 1
-            return self._rows
-
-    def table(self) -> pa.Table:
-        """Everything released so far as one Arrow table (``step``, ``rowtime``, ``v0..``)."""
-        with self._lock:
-            return pa.concat_tables(self._chunks) if self._chunks else self.schema.empty_table()
-
-    def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
-        """Row by row (the local runtime)."""
-        batches = [b for b in batches if b.rows or (b.bound is not None and b.bound != self.output_bound)
-                   or b.seq > self.processed_seq]
-        rows = [r for b in batches for r in b.rows]
-        table = None
-        if rows:
-            cols = [[r.step for r in rows], [r.rowtime for r in rows]] + \
-                   [[r.values[j] for r in rows] for j in range(len(self.plan.columns))]
-            table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, self.schema)],
-                                         schema=self.schema)
-        bounds = {b.seq: b.bound for b in batches if b.bound is not None}
-        self._append(table, bounds, batches)
-
-    def _deliver_table(self, table: pa.Table, bounds) -> None:
-        """A released chunk in columns (the Spark sink); ``bounds`` is ``(steps, values)`` of
-        the output bound's changes, or a dict."""
-        self._append(table if table.num_rows else None, bounds, None)
-
-    @property
-    def bounds(self) -> dict[int, int]:
-        """Step -> the output bound right after it, at every step where it changed."""
-        with self._lock:
-            if self._bounds_dict is None or len(self._bounds_dict) != len(self._bound_seqs):
-                self._bounds_dict = dict(zip(self._bound_seqs, self._bound_vals))
-            return self._bounds_dict
-
-    def write_to(self, path: str | Path, format: str = "parquet") -> None:
-        """Write released rows to files in ``path`` (``parquet`` or ``csv``) as they are released:
-        through Spark on the Spark engine, with pyarrow on the local one. Rows already released
-        are written at once; a reopened workspace carries on where the files stop."""
-        from .sinks import FileSink
-        sink = FileSink(self, Path(path), format)
-        with self._lock:
-            self._sinks.append(sink)
-            chunks = list(self._chunks)
-        sink.write(chunks)
-        self.wb._query_defs.get(self.name, {}).setdefault("sinks", []).append([str(path), format])
-        self.wb._commit_catalog()
-
-    def _append(self, table, bounds, batches) -> None:
-        if isinstance(bounds, dict):
-            order = sorted(bounds)
-            seqs, vals = order, [bounds[k] for k in order]
-        else:
-            seqs, vals = (list(x) for x in bounds)
-        with self._lock:
-            if table is not None:
-                self._chunks.append(table)
-                self.row_count += table.num_rows
-                for sink in self._sinks:
-                    sink.write([table])
-            prev = self.output_bound
-            for s, b in zip(seqs, vals):
-                if b != prev:
-                    self._bound_seqs.append(s)
-                    self._bound_vals.append(b)
-                    prev = b
-            self.output_bound = prev
-            last = seqs[-1] if seqs else self.processed_seq
-            if table is not None and table.num_rows:
-                last = max(last, table.column("step")[-1].as_py())
-            self.processed_seq = max(self.processed_seq, last)
-        if not self._listeners:
-            return
-        if batches is None:
-            by: dict[int, list[OutputRow]] = {}
-            if table is not None:
-                cols = table.to_pydict()
-                n = len(self.plan.columns)
-                vals = zip(*[cols[f"v{j}"] for j in range(n)]) if n else ([()] * table.num_rows)
-                for s, r, v in zip(cols["step"], cols["rowtime"], vals):
-                    by.setdefault(s, []).append(OutputRow(s, r, tuple(v)))
-            bmap = dict(zip(seqs, vals))
-            batches = [ReleasedBatch(s, by.get(s, []), bmap.get(s)) for s in sorted(set(by) | set(bmap))]
-        for b in batches:
-            for f in list(self._listeners):
-                try:
-                    f(b)
-                except Exception:  # a broken listener must not stop the query
-                    log.exception("listener of query %s failed", self.name)
-
-    def output_bound_at(self, seq: int) -> int | None:
-        """The query's output bound right after event ``seq`` (None before it had one)."""
-        import bisect
-        with self._lock:
-            i = bisect.bisect_right(self._bound_seqs, seq)
-            return self._bound_vals[i - 1] if i else None
-
-    def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
-        """Call ``f(batch)`` for every event that released rows or moved the output bound (from
-        Spark's sink thread on the Spark engine)."""
-        self._listeners.append(f)
-
-    def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
-        if f in self._listeners:
-            self._listeners.remove(f)
-
-    def on_state(self, f: Callable[[], None]) -> None:
-        """Call ``f()`` when the query stops or fails (views redraw their status)."""
-        self._state_listeners.append(f)
-
-    def off_state(self, f: Callable[[], None]) -> None:
-        if f in self._state_listeners:
-            self._state_listeners.remove(f)
-
-    def _state_changed(self) -> None:
-        for f in list(self._state_listeners):
-            try:
-                f()
-            except Exception:  # a broken listener must not break stop
-                log.exception("state listener of query %s failed", self.name)
-
-    def values(self, row: OutputRow) -> dict:
-        return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
-
-    def to_pandas(self):
-        """Released rows: STEP, ROWTIME (as text) and the select list."""
-        t = self.table()
-        df = t.to_pandas()
-        meta = [m if m not in self.columns else f"${m}" for m in ("STEP", "ROWTIME")]   # a column may be named so
-        df.columns = meta + self.columns
-        df = df.rename(columns={meta[1]: "ROWTIME"}) if meta[1] == "ROWTIME" else df
-        df[meta[1]] = [T.format_timestamp(v) for v in df[meta[1]]]
-        for f in self.plan.columns:
-            if f.type.name == "TIMESTAMP":
-                df[f.name] = [T.format_timestamp(v) if v == v and v is not None else None for v in df[f.name]]
-        return df
-
-    def wait(self, timeout: float | None = None) -> "ContinuousQuery":
-        """Block until the query has processed every event committed so far (and its foreign
-        streams have read the files present now)."""
-        self.wb.wait_readers(self.plan.streams)
-        self.wb._runtime(self.engine).wait(self, timeout)
-        if self.error:
-            raise StreamSqlError(f"query {self.name} failed: {self.error}")
-        return self
-
-    def stop(self) -> None:
-        self.wb.stop_query(self.name)
-
-    def __repr__(self):
-        state = "running" if self.running else "stopped"
-        return f"<ContinuousQuery {self.name} ({state}, {self.row_count} rows, bound {T.format_timestamp(self.output_bound)})>"
 
 
 class Workbench:
@@ -296,7 +69,7 @@ class Workbench:
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
         self._lock = threading.RLock()
-        self._runtimes: dict[str, Any] = {}
+        self._runtime: Runtime | None = None      # made on first use (Spark starts lazily)
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
         self._inject_listeners: list = []
         self._query_counter = 0
@@ -340,9 +113,9 @@ class Workbench:
         for r in list(self.readers.values()):
             r.stop()
         self.readers.clear()
-        for rt in list(self._runtimes.values()):
-            rt.close()
-        self._runtimes.clear()
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
@@ -352,17 +125,22 @@ class Workbench:
     def __exit__(self, *exc):
         self.close()
 
-    def _runtime(self, engine: str):
-        rt = self._runtimes.get(engine)
-        if rt is None:
-            if engine == "local":
-                from .runtime.local_driver import LocalDriver
-                rt = LocalDriver(self)
-            else:
-                from .runtime.spark.driver import SparkDriver
-                rt = SparkDriver(self)
-            self._runtimes[engine] = rt
-        return rt
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime every query of this workbench runs on, chosen once by ``engine``."""
+        if self._runtime is None:
+            self._runtime = make_runtime(self.engine, self)
+        return self._runtime
+
+    @property
+    def in_process(self) -> bool:
+        """Whether events must pass through the runtime (and pumps) before their commit."""
+        return self._runtime is not None and self._runtime.in_process
+
+    def record_sink(self, query: str, path: str, fmt: str) -> None:
+        """Remember that ``query`` writes its rows to ``path`` (resumed with the workspace)."""
+        self._query_defs.get(query, {}).setdefault("sinks", []).append([path, fmt])
+        self._commit_catalog()
 
     # ------------------------------------------------------------------ statements
 
@@ -528,7 +306,7 @@ class Workbench:
         if start_seq is None:
             q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
         self._promote(plan.promoted)
-        self._runtime(self.engine).start(q)
+        self.runtime.start(q)
         self.queries[name] = q
         self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
                                   "running": True, "start_clocks": q.start_clocks}
@@ -541,7 +319,7 @@ class Workbench:
         if q is None:
             raise StreamSqlError(f"no query named {name}; queries: {', '.join(self.queries) or 'none'}")
         if q.running:
-            self._runtime(q.engine).stop(q)
+            self.runtime.stop(q)
             q.running = False
         self._query_defs.get(name, {})["running"] = False
         self._commit_catalog()
@@ -563,7 +341,7 @@ class Workbench:
             self.queries[name] = q
             from .sinks import FileSink
             q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
-            self._runtime(q.engine).start(q, resume=True)
+            self.runtime.start(q, resume=True)
             self._start_readers(q.plan.streams)
 
     # ------------------------------------------------------------------ injection
@@ -595,8 +373,8 @@ class Workbench:
             self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
             self._commit_catalog()
             self.log.write_head(c.next_seq - 1)
-            for rt in self._runtimes.values():
-                rt.notify(feeds, c.next_seq - 1)
+            if self._runtime is not None:
+                self._runtime.notify(feeds, c.next_seq - 1)
         self._injected(outcomes)
         return outcomes
 
@@ -622,9 +400,10 @@ class Workbench:
         the error stream itself see it after those rows were added."""
         self.pumps.process_inline(seq, out)
         for readers_of_errors in (False, True):
-            for rt in self._runtimes.values():
-                for q, stream, err in rt.process_inline(seq, out, readers_of_errors):
-                    self.catalog.report_operator_error(seq, stream, q.name, err, out)
+            if self._runtime is None:
+                continue
+            for q, stream, err in self._runtime.process_inline(seq, out, readers_of_errors):
+                self.catalog.report_operator_error(seq, stream, q.name, err, out)
 
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":

@@ -38,6 +38,27 @@ class Candidate:
     row: tuple
 
 
+@dataclass
+class OperatorError:
+    """A row an operator refused (a T-sort's late row, a calculator error), for the error stream.
+    Operators cannot write to the catalog: the runtime hands these over with the step that
+    refused them, and the workbench writes them to ``ERRORS``."""
+    step: int               # the event whose processing refused it
+    name: str               # ERROR_NAME (LATE_ROW, DIVISION_BY_ZERO, ...)
+    message: str
+    bound: int              # the time it is stamped with in the error stream (the clock it violated)
+    data_rowtime: int       # the row's rowtime
+    data_row: str           # the row as JSON, by column name
+    level: str = "WARNING"  # ERROR_LEVEL
+    sqlstate: str | None = None
+
+    def error_values(self, stream_name: str, error_time: int, producer: str | None = None) -> tuple:
+        """The row for the error stream, in ``catalog.ERROR_FIELDS`` order."""
+        return (error_time, self.level, self.name, self.message, self.data_rowtime, self.data_row,
+                stream_name, producer, self.step)
+
+
+
 class Operator:
     n_inputs: int = 1
     #: Number of ints in :meth:`bound_params`.

@@ -30,15 +30,13 @@ remaining keys, then arrival.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .. import time as T
 from ..expr import compile_expr
 from ..plan import Sort, SortKey
 from ..types import dumps_row, to_json_value
-from .base import INF, Candidate, Operator, encode_ints, encode_value
+from .base import INF, Candidate, Operator, OperatorError, encode_ints, encode_value
 from .timekey import try_time_key
 
 
@@ -165,23 +163,6 @@ class SortOp(Operator):
 MAX_PENDING_ERRORS = 1000
 
 
-@dataclass
-class SortError:
-    """A row a T-sort refused, for the error stream (the operator cannot write to the catalog;
-    the runtime drains :meth:`TSortOp.take_errors` and writes these)."""
-    step: int               # the event whose processing refused it
-    name: str               # ERROR_NAME
-    message: str
-    bound: int              # the bound it violated (the error stream's rowtime is the violated clock)
-    data_rowtime: int       # the row's ts
-    data_row: str           # the row as JSON, by column name
-
-    def error_values(self, stream_name: str, error_time: int, producer: str | None = None) -> tuple:
-        """The row for the error stream, in ``catalog.ERROR_FIELDS`` order."""
-        return (error_time, "WARNING", self.name, self.message, self.data_rowtime, self.data_row,
-                stream_name, producer, self.step)
-
-
 class TSortOp(Operator):
     """``ORDER BY ts WITHIN n``: reorders rows by ``ts`` within ``n`` of the highest ``ts`` seen."""
 
@@ -201,7 +182,7 @@ class TSortOp(Operator):
         self.max_ts: int | None = None
         self.late_count = 0
         self.null_count = 0
-        self.errors: list[SortError] = []
+        self.errors: list[OperatorError] = []
         self._compile()
 
     def _compile(self):
@@ -230,11 +211,11 @@ class TSortOp(Operator):
         msg = (f"Late row in T-sort (ORDER BY ... WITHIN {self.within} ms): ts {T.format_timestamp(ts)} is "
                f"before the sort's bound {T.format_timestamp(self.bound)} (highest ts "
                f"{T.format_timestamp(self.max_ts)} minus the WITHIN interval)")
-        self.errors.append(SortError(seq, "LATE_ROW", msg, self.bound, ts, dumps_row(data)))
+        self.errors.append(OperatorError(seq, "LATE_ROW", msg, self.bound, ts, dumps_row(data)))
         if len(self.errors) > MAX_PENDING_ERRORS:
             del self.errors[0]
 
-    def take_errors(self) -> list[SortError]:
+    def take_errors(self) -> list[OperatorError]:
         """Rows refused since the last call (the side channel for the error stream)."""
         out, self.errors = self.errors, []
         return out

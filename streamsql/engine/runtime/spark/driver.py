@@ -7,13 +7,16 @@ import shutil
 import threading
 
 from ...errors import StreamSqlError
+from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_session
 
 
-class SparkDriver:
+class SparkRuntime(Runtime):
+    name = "spark"
+
     def __init__(self, wb):
-        self.wb = wb
+        super().__init__(wb)
         self.running: dict[str, tuple] = {}
         self.shadows: dict = {}
 
@@ -39,7 +42,7 @@ class SparkDriver:
 
         handle = sq.start(lambda res: q._deliver_table(*res), on_error)
         self.running[q.name] = (q, sq, handle)
-        from ..local import LocalQuery
+        from ..local.query import LocalQuery
         shadow = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
         if self.wb.trace or shadow.refuses_rows:
             # the per-operator trace (presents, held rows and why), and rows a T-sort refuses,
@@ -47,17 +50,17 @@ class SparkDriver:
             # every event before it is committed
             self.shadows[q.name] = shadow
             if resume:
-                from ..local_driver import read_feeds
+                from ..local.driver import read_feeds
                 for seq, feed in read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq):
                     shadow.process(seq, feed)
 
     @property
-    def wants_feeds(self) -> bool:
+    def in_process(self) -> bool:
         return bool(self.shadows)
 
     def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
         """Feed the shadows one event before its commit; returns rows a T-sort refused."""
-        from ..local_driver import step_before_commit
+        from ..local.driver import step_before_commit
         refused = []
         for name, lq in self.shadows.items():
             q = self.running.get(name, (None,))[0]

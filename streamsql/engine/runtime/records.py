@@ -1,5 +1,6 @@
 """What a running query hands back, the same from both runtimes: released rows with the step
-(sequence number of the event) that released them, and the output bound after each event."""
+(sequence number of the event) that released them, the output bound after each event, and the
+rows an operator refused (for the error stream)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,4 +19,4 @@ class ReleasedBatch:
     seq: int
     rows: list[OutputRow] = field(default_factory=list)
     bound: int | None = None
-    errors: list = field(default_factory=list)   # rows an operator refused (T-sort late rows)
+    errors: list = field(default_factory=list)   # (input stream, operators.base.OperatorError) at this step

@@ -10,15 +10,15 @@ import copy
 import heapq
 from typing import Iterable
 
-from .. import time as T
-from ..catalog import LogEntry
-from ..log import ROW
-from ..operators.base import Candidate, Operator, encode_ints, release_arrival
-from ..operators.scalar import RowFunction
-from ..plan import Filter, Node, Project, Query, StreamScan, Union
-from .output import OutputRow, ReleasedBatch
-from ..operators.union import UnionOp
-from .plans import make_operator, normalize, stream_inputs
+from ... import time as T
+from ...catalog import LogEntry
+from ...log import ROW
+from ...operators.base import Candidate, Operator, encode_ints, release_arrival
+from ...operators.scalar import RowFunction
+from ...plan import Filter, Node, Project, Query, StreamScan, Union
+from ..records import OutputRow, ReleasedBatch
+from ...operators.union import UnionOp
+from ..plans import make_operator, normalize, stream_inputs
 
 Rows = list  # [(rowtime, arrival, row)]
 #: held rows listed per operator in each trace record (the earliest ones; the count is exact)

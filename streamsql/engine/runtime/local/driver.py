@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..catalog import LogEntry
-from ..log import entry_schema
-from .local import LocalQuery
+from ...catalog import LogEntry
+from ...log import entry_schema
+from ..base import Runtime
+from .query import LocalQuery
 
 
 def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
@@ -35,7 +36,7 @@ def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors:
     """Step an in-process query through one event before its commit (and record its trace);
     None when the event is not for it. Queries that read the error stream go in a second
     round, after the errors of this event are known."""
-    from ..catalog import ERROR_STREAM
+    from ...catalog import ERROR_STREAM
     if seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
         return None
     if not any(s in lq.streams for s in feed):
@@ -45,9 +46,11 @@ def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors:
         q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
     return b
 
-class LocalDriver:
+class LocalRuntime(Runtime):
+    name = "local"
+
     def __init__(self, wb):
-        self.wb = wb
+        super().__init__(wb)
         self.running: dict[str, tuple] = {}
         self._pending: dict[str, list] = {}    # released batches waiting for the commit
 
@@ -61,7 +64,7 @@ class LocalDriver:
             q.processed_seq = self.wb.last_seq
 
     @property
-    def wants_feeds(self) -> bool:
+    def in_process(self) -> bool:
         return bool(self.running)
 
     def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:

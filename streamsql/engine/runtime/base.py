@@ -1,0 +1,64 @@
+"""The one seam between the workbench and an engine: everything a query needs from a runtime.
+
+The workbench picks its runtime once (:func:`make_runtime`); nothing else compares engine names.
+A runtime runs continuous queries (``start``/``stop``/``wait``), may see each event before its
+commit (``in_process``: the local runtime steps its queries inline so that rows an operator
+refuses reach the error stream at their own step), and hosts the engine-specific parts of
+relational queries, foreign streams, file sinks and explain.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class Runtime(ABC):
+    #: the name users give it (``Workbench(engine=...)``, ``--engine``)
+    name: str = ""
+
+    def __init__(self, wb):
+        self.wb = wb
+
+    # ------------------------------------------------------------------ continuous queries
+
+    @abstractmethod
+    def start(self, q, resume: bool = False) -> None:
+        """Start ``q`` (a :class:`~streamsql.engine.query.ContinuousQuery`); with ``resume``,
+        carry on from what the workspace kept of it."""
+
+    @abstractmethod
+    def stop(self, q) -> None:
+        """Stop ``q``; its rows so far stay with it."""
+
+    @abstractmethod
+    def wait(self, q, timeout: float | None = None) -> None:
+        """Block until ``q`` has processed every committed event."""
+
+    def close(self) -> None:
+        """Stop every query of this runtime (the workspace keeps their definitions)."""
+
+    # ------------------------------------------------------------------ the commit path
+
+    @property
+    def in_process(self) -> bool:
+        """Whether :meth:`process_inline` must see events before their commit."""
+        return False
+
+    def process_inline(self, seq: int, feed: dict, readers_of_errors: bool) -> list:
+        """Step in-process queries through one event before its commit; returns ``(query,
+        stream, OperatorError)`` for rows an operator refused."""
+        return []
+
+    def notify(self, feeds: list, head: int) -> None:
+        """After a commit: ``feeds`` are the events just committed, ``head`` the last step."""
+
+
+def make_runtime(engine: str, wb) -> Runtime:
+    """The runtime named ``engine`` for workbench ``wb`` (imported only when chosen, so a
+    local workbench never imports pyspark)."""
+    if engine == "local":
+        from .local.driver import LocalRuntime
+        return LocalRuntime(wb)
+    if engine == "spark":
+        from .spark.driver import SparkRuntime
+        return SparkRuntime(wb)
+    raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
