@@ -188,6 +188,8 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
     late = ~bound & ~refused & (rt < before)
     rows = ~bound & ~late & ~refused
     moves = bound & (rt > before)
+    status = np.select([late, refused, bound & ~moves], [1, 2, 3], 0).astype(np.int8)
+    wb.journal.record_columns(d, seqs, bound, rt, status, before, cols, errors if refused.any() else None)
     schema = entry_schema(d.fields)
     err_entries = []
     for i in np.nonzero(refused)[0]:

@@ -22,6 +22,7 @@ from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import EventError, LateRowError, SqlError, StreamSqlError
 from .expr import compile_expr
+from .journal import Journal
 from .log import EventLog, atomic_write, entry_schema
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
@@ -63,6 +64,8 @@ class Workbench:
         self.reader = reader
         self.spark_conf = dict(spark_conf or {})
         self.log = EventLog(self.path, durable=durable)
+        #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
+        self.journal = Journal(self.path, durable=durable)
         self.durable = durable
         #: keep a per-event trace of every query (operator presents, held rows and why)
         self.trace = trace
@@ -99,13 +102,17 @@ class Workbench:
         dropped = self.log.truncate_after(c.next_seq - 1)
         if dropped:
             log.info("workspace %s: removed %d uncommitted log segments", self.path, dropped)
+        active = [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
+        if self.journal.restore(j.get("journal"), c.next_seq - 1, active):
+            log.info("workspace %s: removed uncommitted journal segments", self.path)
         self.log.write_head(c.next_seq - 1)
         return c
 
     def _commit_catalog(self, c: Catalog | None = None) -> None:
         c = c or self.catalog
+        self.journal.before_commit()
         data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
-                "query_counter": self._query_counter}
+                "query_counter": self._query_counter, "journal": self.journal.to_json()}
         atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
 
     def close(self) -> None:
@@ -370,6 +377,7 @@ class Workbench:
                     self._trace_event(o)
             if not outcomes:
                 return outcomes
+            self.journal.record(outcomes, c)
             self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
             self._commit_catalog()
             self.log.write_head(c.next_seq - 1)
@@ -516,6 +524,10 @@ class Workbench:
     @property
     def last_seq(self) -> int:
         return self.catalog.next_seq - 1
+
+
+def _has_events(st) -> bool:
+    return bool(st.bound > T.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
 
 
 def _pos(stmt: Statement) -> tuple:
