@@ -501,6 +501,21 @@ class Workbench:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
             self._commit_catalog()
 
+    # ------------------------------------------------------------------ scenarios
+
+    def save_scenario(self, prefix: str | Path, query=None, *, from_start: bool = False):
+        """Write the query (by name; default the last one started) as a scenario:
+        ``prefix.sql`` (what it reads, then the query), ``prefix.events.jsonl`` (the events of
+        its streams, from the journal) and ``prefix.expected.jsonl`` (what it released, as
+        ``streamsql replay --bounds`` prints it). A query started after events had flowed: see
+        :mod:`streamsql.engine.record`. Returns a :class:`~streamsql.engine.record.SavedScenario`."""
+        from .record import pick_query, save_scenario
+        q = pick_query(self, query)
+        if q.running:
+            q.wait()
+        with self._lock:
+            return save_scenario(self, prefix, q, from_start=from_start)
+
     # ------------------------------------------------------------------ state
 
     def clock(self, stream: str) -> int | None:
