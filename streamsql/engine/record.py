@@ -446,9 +446,12 @@ def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = Fals
         expected = replay_lines(_Released(q.fields, rows, bounds), out.outcomes, 0, bounds=True)
 
     stem = Path(prefix).expanduser()
-    stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_name(stem.name + ext) for ext in (".sql", ".events.jsonl", ".expected.jsonl")]
-    paths[0].write_text(sql)
-    paths[1].write_text("".join(json.dumps(x) + "\n" for x in out.lines))
-    paths[2].write_text("".join(json.dumps(x) + "\n" for x in expected))
+    texts = [sql, "".join(json.dumps(x) + "\n" for x in out.lines), "".join(json.dumps(x) + "\n" for x in expected)]
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        for p, text in zip(paths, texts):
+            p.write_text(text)
+    except OSError as e:
+        raise SaveError(f"cannot write the scenario {stem}: {e.strerror or e}") from None
     return SavedScenario(q.name, *paths, len(out.lines), len(expected), n_prefix, from_start, notes)

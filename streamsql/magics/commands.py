@@ -20,10 +20,15 @@ HELP = """\
 %streamsql steps [NAME]        a query's step table (Step | input streams | Output)
 %streamsql timeline [NAME]     a query's timeline chart
 %streamsql explain [NAME]      a query's logical plan and Spark plan
+%streamsql save NAME [--query Q] [--from-start]
+                               write a query (default: the last one) as a scenario: NAME.sql,
+                               NAME.events.jsonl, NAME.expected.jsonl (replay them with
+                               `streamsql replay`, step through them with %streamsql load,
+                               or practise with streamsql.exercise(NAME))
 %config StreamSql              settings: workspace, engine, master, buckets, displaylimit, ..."""
 
 NAMES = ("streams", "queries", "stop", "reset", "load", "show", "workbench", "steps", "timeline", "explain",
-         "help")
+         "help", "save")
 
 
 def _query(wb, words: list[str]):
@@ -39,6 +44,16 @@ def _query(wb, words: list[str]):
         if n.lower() == name.lower():
             return q
     raise UsageError(f"no query named {name}; queries: {', '.join(wb.queries)}")
+
+
+def _save(wb, rest: list[str], args) -> None:
+    """``%streamsql save NAME [--query Q] [--from-start]``."""
+    if len(rest) != 1:
+        raise UsageError("usage: %streamsql save NAME [--query Q] [--from-start] (writes NAME.sql, "
+                         "NAME.events.jsonl and NAME.expected.jsonl)")
+    q = _query(wb, [args.query] if getattr(args, "query", None) else [])
+    print(wb.save_scenario(rest[0], q, from_start=getattr(args, "from_start", False)))
+    return None
 
 
 def run(magic, words: list[str], args):
@@ -67,6 +82,8 @@ def run(magic, words: list[str], args):
             magic.shell.user_ns[args.out] = view
         return view
     wb = kernel.wb
+    if cmd == "save":
+        return _save(wb, rest, args)
     if cmd == "streams":
         settle(wb)
         return streams_listing(wb)

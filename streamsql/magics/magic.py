@@ -104,6 +104,9 @@ class StreamSql(Magics):
     @argument("--bounds", action="store_true", help="show the output bound as it advances among the rows")
     @argument("-w", "--workbench", action="store_true",
               help="show the full workbench (rows, injectors, timeline, step table) instead of the rows")
+    @argument("-q", "--query", metavar="NAME", help="save: the query to save (default: the last one started)")
+    @argument("--from-start", action="store_true",
+              help="save: every event since the streams were created, even for a query started after some")
     def streamsql(self, line: str = "", cell: str | None = None, local_ns=None):
         """Run streaming SQL statements, or a workbench sub-command.
 
@@ -112,7 +115,8 @@ class StreamSql(Magics):
 
         %streamsql [options] STATEMENTS
         %streamsql streams | queries | stop NAME | reset | load PATH | show [NAME] |
-                   workbench [NAME] | steps [NAME] | timeline [NAME] | explain [NAME] | help
+                   workbench [NAME] | steps [NAME] | timeline [NAME] | explain [NAME] |
+                   save NAME [--query Q] [--from-start] | help
 
         DDL and INSERT print a one-line result; a SELECT STREAM starts a continuous query and
         shows it live. ``{{name}}`` puts a Python value in as a SQL literal.
