@@ -6,6 +6,7 @@ as a live widget in JupyterLab with a deterministic ``text/plain`` form (and the
 Vega-Lite spec) for nbval and plain terminals.
 """
 from .compose import ScenarioView, WorkbenchView, workbench
+from .exercise import Exercise, exercise
 from .injector import Injector
 from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
@@ -13,6 +14,6 @@ from .steps import StepTable, held_rows, query_step_table
 from .timeline import Timeline, timeline_chart, timeline_records
 from .vega import enable_altair
 
-__all__ = ["workbench", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
+__all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
            "StepTable", "Timeline", "timeline_chart", "timeline_records", "query_step_table", "held_rows",
            "enable_altair"]
