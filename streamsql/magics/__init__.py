@@ -19,6 +19,10 @@ def load_ipython_extension(ip) -> None:
         magics = StreamSql(ip)
         ip.register_magics(magics)
         _loaded[id(ip)] = magics
+        completer = getattr(ip, "Completer", None)
+        if completer is not None:               # Tab in %%streamsql cells and %streamsql lines
+            from .completion import make_matcher
+            completer.custom_matchers.append(make_matcher(magics))
     enable_altair()
 
 
