@@ -353,12 +353,18 @@ def pick_query(wb, query):
     raise SaveError(f"no query named {query}; queries: {', '.join(wb.queries)}")
 
 
-def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = False) -> SavedScenario:
-    """Write ``prefix.sql``, ``prefix.events.jsonl`` and ``prefix.expected.jsonl`` (module doc)."""
+def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = False,
+                  end: int | None = None) -> SavedScenario:
+    """Write ``prefix.sql``, ``prefix.events.jsonl`` and ``prefix.expected.jsonl`` (module doc)
+    with the events up to step ``end`` (default: the last one the query processed)."""
     q = pick_query(wb, query)
-    if q.running:
-        q.wait()
-    end = q.processed_seq
+    if end is None:
+        if q.running:
+            end = wb.last_seq
+            q.wait()
+        else:   # a Spark query's sink knows the last step it read; the query, the last with output
+            sink = getattr(getattr(q.handle, "sink", None), "processed_seq", None)
+            end = max(q.processed_seq, sink or 0)
     cl = closure(wb, q)
     c = wb.catalog
     for s in cl.streams:
@@ -380,21 +386,21 @@ def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = Fals
               if not (e.kind in ("attach", "detach") and (e.stream, e.producer) in pump_producers)]
     before = [e for e in events if e.seq <= q.start_seq]     # the query did not see these
     events = [e for e in events if e.seq > start]
-    if old and (from_start or before or j.since > start):
+    if old:   # their history, hence their state when the query started, is partly unknown
         raise SaveError(f"cannot save query {q.name}: stream{'s' if len(old) > 1 else ''} {', '.join(old)} had "
                         f"events before the workspace's event journal began (step {j.since})")
     if j.since > start:
         raise SaveError(f"cannot save query {q.name}: it needs the events after step {start}, and the "
                         f"workspace's event journal began at step {j.since}")
     for p in cl.pumps:
-        early = [e.seq for e in events if e.seq <= c.pumps[p]["start_seq"]]
+        early = [e.seq for e in before + events if e.seq <= c.pumps[p]["start_seq"]]
         if early:
             raise SaveError(f"cannot save query {q.name}: pump {p} started at step {c.pumps[p]['start_seq']}, after "
                             f"events had entered the streams it reads or feeds (step {early[0]})")
-    if before and cl.pumps:
+    if before and cl.pumps and not from_start:
         raise SaveError(f"cannot save query {q.name} as it ran: it started at step {start}, after events had "
                         f"entered its streams, and pump{'s' if len(cl.pumps) > 1 else ''} {', '.join(cl.pumps)} "
-                        "hold state no events can restore; save with from_start=True (%streamsql save NAME "
+                        f"hold{'' if len(cl.pumps) > 1 else 's'} state no events can restore; save with from_start=True (%streamsql save NAME "
                         "--from-start) to save every event and what a query started before them releases")
 
     out = _Events(wb, cl.streams)

@@ -511,10 +511,12 @@ class Workbench:
         :mod:`streamsql.engine.record`. Returns a :class:`~streamsql.engine.record.SavedScenario`."""
         from .record import pick_query, save_scenario
         q = pick_query(self, query)
-        if q.running:
+        end = None
+        if q.running:                  # everything committed so far (a stopped query: what it saw)
+            end = self.last_seq
             q.wait()
         with self._lock:
-            return save_scenario(self, prefix, q, from_start=from_start)
+            return save_scenario(self, prefix, q, from_start=from_start, end=end)
 
     # ------------------------------------------------------------------ state
 
