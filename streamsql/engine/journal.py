@@ -150,14 +150,15 @@ class Journal:
             self.flush()
 
     def flush(self) -> None:
-        if not self.tail:
+        batch = self.tail[:]          # a commit outside the workbench's lock may run meanwhile
+        if not batch:
             return
-        first, last = self.tail[0]["seq"], self.tail[-1]["seq"]
+        first, last = batch[0]["seq"], batch[-1]["seq"]
         self.dir.mkdir(parents=True, exist_ok=True)
-        data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in self.tail).encode()
+        data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in batch).encode()
         atomic_write(self.dir / f"{first:020d}-{last:020d}.jsonl", data, self.durable)
         self.flushed = max(self.flushed, last)
-        self.tail = []
+        del self.tail[:len(batch)]
 
     def record_columns(self, d, seqs: np.ndarray, bound: np.ndarray, times: np.ndarray, status: np.ndarray,
                        clock: np.ndarray, columns: list, messages: list | None = None) -> None:
