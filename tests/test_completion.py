@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.completer import provisionalcompleter
+from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
@@ -17,7 +18,7 @@ CREATE VIEW BigOrders AS SELECT STREAM ROWTIME, orderId, amount * 2 AS doubled F
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()      # started once per process (other test files too)
     shell.run_line_magic("load_ext", "streamsql")
     shell.run_line_magic("config", "StreamSql.engine = 'local'")
     with capture_output():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
@@ -39,7 +40,7 @@ class Cell:
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()      # started once per process (other test files too)
     shell.run_line_magic("load_ext", "streamsql")
     yield shell
 

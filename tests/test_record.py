@@ -240,10 +240,11 @@ def test_a_workspace_older_than_the_journal(tmp_path):
 # --------------------------------------------------------------------------- the magic
 
 def test_streamsql_save_magic(tmp_path, monkeypatch):
+    from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
     from IPython.utils.capture import capture_output
     monkeypatch.chdir(tmp_path)
-    ip = start_ipython()
+    ip = start_ipython() or get_ipython()
     ip.run_line_magic("load_ext", "streamsql")
     ip.run_line_magic("config", "StreamSql.engine = 'local'")
     with capture_output() as c:
