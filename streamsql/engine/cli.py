@@ -19,12 +19,13 @@ from .trace import format_table, replay_lines, step_table
 
 def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds: bool = False,
            batch: int | None = None, buckets: int = 1, workspace: str | None = None, fmt: str = "jsonl",
-           master: str | None = None, out=sys.stdout) -> int:
+           master: str | None = None, spark_conf: dict | None = None, out=None) -> int:
     from .workbench import Workbench
+    out = out if out is not None else sys.stdout      # looked up now: callers may redirect stdout
     # a whole file at once is a replay: read the log with parallel tasks
     reader = "parallel" if batch is None else "simple"
     with Workbench(workspace, engine=engine, master=master, buckets=buckets, batch_events=batch, trace=False,
-                   reader=reader) as wb:
+                   reader=reader, spark_conf=spark_conf) as wb:
         results = wb.execute(sql_text)
         queries = [r.query for r in results if r.query is not None]
         if len(queries) != 1:
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--workspace", default=None, help="keep the workspace here (default: a temporary one; "
                    "on a cluster, a directory every worker can read)")
     r.add_argument("--master", default=None, metavar="URL", help=MASTER_HELP)
+    r.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting for this run (repeatable), e.g. spark.executor.memory=2g")
     r.add_argument("--format", choices=["jsonl", "table"], default="jsonl")
     d = sub.add_parser("demo", help="replay the UNION ALL example of seed 000 and print its step table")
     d.add_argument("--engine", choices=["spark", "local"], default="spark")
@@ -88,10 +91,16 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("--batch must be at least 1")
         if a.buckets < 1:
             ap.error("--buckets must be at least 1")
+        conf = {}
+        for kv in a.conf:
+            k, eq, v = kv.partition("=")
+            if not eq or not k.strip():
+                ap.error(f"--conf needs KEY=VALUE, not {kv!r}")
+            conf[k.strip()] = v
         sql_text = Path(a.sql).read_text()
         events = read_events(a.events)
         return replay(sql_text, events, engine=a.engine, bounds=a.bounds, batch=a.batch, buckets=a.buckets,
-                      workspace=a.workspace, master=a.master, fmt=a.format)
+                      workspace=a.workspace, master=a.master, spark_conf=conf or None, fmt=a.format)
     except SqlError as e:
         print(f"error: {a.sql if a.cmd == 'replay' else 'demo'}: {e.caret() if e.sql else e}", file=sys.stderr)
         return 1
