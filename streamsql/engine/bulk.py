@@ -102,24 +102,20 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     c.next_seq = seq0 + n
     errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
-    if wb.in_process or wb.pumps.runners:
+    if wb.in_process:
         feeds = _merge_feeds(feeds_src, errors_out)
         # in-process queries see each event before the commit (rows a T-sort refuses reach the
         # error stream at their step); then every error row gets its place in step order
         extra: dict = {}
         for seq, feed in feeds:
-            wb._process_inline(seq, feed)
+            wb.process_before_commit(seq, feed)
             if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.seq == seq):
                 extra[seq] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
         if extra:
             errors_out = _in_step_order(errors_out + [e for es in extra.values() for e in es], err_bound0,
                                         c.state[ERROR_STREAM])
-    if errors_out:
-        wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
-    wb._commit_catalog()
-    wb.log.write_head(c.next_seq - 1)
-    if wb._runtime is not None:
-        wb._runtime.notify(feeds, c.next_seq - 1)
+    # the rows went to the log chunk by chunk above; the error rows, the catalog and HEAD now
+    wb.commit({ERROR_STREAM: errors_out}, feeds)
     return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .catalog import LogEntry
 from .plan import Field
 from .types import arrow_type
 
@@ -41,6 +42,37 @@ def entry_schema(fields: list[Field]) -> pa.Schema:
             pa.field("rowtime", pa.int64(), nullable=False), pa.field("clock", pa.int64(), nullable=False)]
     cols += [pa.field(f"c{i}", arrow_type(f.type)) for i, f in enumerate(fields)]
     return pa.schema(cols)
+
+
+def entries_table(fields: list[Field], entries: list[LogEntry]) -> pa.Table:
+    """Stream-log entries (of a stream with ``fields``) as one table of its log's schema."""
+    schema = entry_schema(fields)
+    cols = [[e.seq for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
+            [e.clock for e in entries]]
+    for i in range(len(fields)):
+        cols.append([None if e.values is None else e.values[i] for e in entries])
+    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(cols, schema)], schema=schema)
+
+
+def read_feeds(log: "EventLog", catalog, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
+    """The stream-log entries of ``streams`` with ``start < seq <= end``, grouped by event:
+    ``[(seq, {stream: [LogEntry, ...]}), ...]`` in step order (what in-process queries read)."""
+    by_seq: dict[int, dict[str, list[LogEntry]]] = {}
+    for s in streams:
+        d = catalog.streams.get(s)
+        if d is None:
+            continue
+        t = log.read(d.uid, entry_schema(d.fields), start, end)
+        if t.num_rows == 0:
+            continue
+        cols = t.to_pydict()
+        n = len(d.fields)
+        vals = list(zip(*[cols[f"c{i}"] for i in range(n)])) if n else [()] * t.num_rows
+        for i in range(t.num_rows):
+            e = LogEntry(cols["seq"][i], cols["kind"][i], cols["rowtime"][i], cols["clock"][i],
+                         vals[i] if cols["kind"][i] == 0 else None)
+            by_seq.setdefault(e.seq, {}).setdefault(s, []).append(e)
+    return sorted(by_seq.items())
 
 
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:

@@ -45,13 +45,12 @@ class ContinuousQuery:
     million-row replay does not become a million Python objects; :attr:`rows` builds
     :class:`OutputRow` objects on first use."""
 
-    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int, engine: str):
+    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int):
         self.wb = wb
         self.name = name
         self.plan = plan
         self.sql = plan.sql
         self.start_seq = start_seq
-        self.engine = engine
         #: the clocks of the query's streams when it started (bounds it may rely on at once)
         self.start_clocks: dict[str, int] = {}
         self._bound_seqs: list[int] = []          # steps where the output bound changed ...
@@ -73,6 +72,11 @@ class ContinuousQuery:
         self.handle: Any = None                   # the runtime's own object
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
+
+    @property
+    def engine(self) -> str:
+        """The name of the runtime the query runs on (``spark`` or ``local``)."""
+        return self.wb.runtime.name
 
     # ------------------------------------------------------------------ results
 
@@ -132,8 +136,7 @@ class ContinuousQuery:
         """Write released rows to files in ``path`` (``parquet`` or ``csv``) as they are released:
         through Spark on the Spark engine, with pyarrow on the local one. Rows already released
         are written at once; a reopened workspace carries on where the files stop."""
-        from .sinks import FileSink
-        sink = FileSink(self, Path(path), format)
+        sink = self.wb.runtime.file_sink(self, Path(path), format)
         with self._lock:
             self._sinks.append(sink)
             chunks = list(self._chunks)

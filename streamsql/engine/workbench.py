@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
-
-import pyarrow as pa
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import EventError, LateRowError, SqlError, StreamSqlError
 from .expr import compile_expr
 from .journal import Journal
-from .log import EventLog, atomic_write, entry_schema
+from .log import EventLog, atomic_write, entries_table, read_feeds
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
-from .runtime.base import Runtime, make_runtime
+from .runtime.base import Runtime
+from .runtime.engines import check_engine, make_runtime
 
 log = logging.getLogger("streamsql")
 
@@ -35,8 +34,9 @@ log = logging.getLogger("streamsql")
 class Workbench:
     """Open a workspace (a directory; a temporary one when None) and run streaming SQL in it.
 
-    ``engine`` is ``"spark"`` (the product: PySpark on ``master``, default ``local[*]``) or
-    ``"local"`` (in-process, for tests and as the oracle). ``buckets`` spreads every stateful
+    ``engine`` is ``"spark"`` (the product: PySpark on ``master``; when None, the environment's
+    ``STREAMSQL_MASTER``, else ``local[*]``) or ``"local"`` (in-process, for tests and as the
+    oracle). ``buckets`` spreads every stateful
     operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch;
     ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
@@ -47,8 +47,7 @@ class Workbench:
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
                  reader: str = "simple"):
-        if engine not in ("spark", "local"):
-            raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
+        check_engine(engine)
         self._tmp = None
         if workspace is None:
             self._tmp = tempfile.mkdtemp(prefix="streamsql-")
@@ -56,7 +55,8 @@ class Workbench:
         self.path = Path(workspace).resolve()
         self.path.mkdir(parents=True, exist_ok=True)
         self.engine = engine
-        self.master = master
+        #: the Spark master URL (None: ``local[*]``); a cluster's workers must read ``path``
+        self.master = master or os.environ.get("STREAMSQL_MASTER") or None
         self.buckets = max(1, int(buckets))
         self.batch_events = batch_events
         if reader not in ("simple", "parallel"):
@@ -93,7 +93,7 @@ class Workbench:
         p = self._catalog_path
         if not p.exists():
             c = Catalog()
-            self._commit_catalog(c)
+            self.save_catalog(c)
             return c
         j = json.loads(p.read_text())
         c = Catalog.from_json(j["catalog"])
@@ -108,7 +108,9 @@ class Workbench:
         self.log.write_head(c.next_seq - 1)
         return c
 
-    def _commit_catalog(self, c: Catalog | None = None) -> None:
+    def save_catalog(self, c: Catalog | None = None) -> None:
+        """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
+        after a change of definitions, or as step 2 of :meth:`commit`."""
         c = c or self.catalog
         self.journal.before_commit()
         data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
@@ -141,13 +143,14 @@ class Workbench:
 
     @property
     def in_process(self) -> bool:
-        """Whether events must pass through the runtime (and pumps) before their commit."""
-        return self._runtime is not None and self._runtime.in_process
+        """Whether events must pass through the runtime or pumps before their commit
+        (:meth:`process_before_commit`)."""
+        return bool(self.pumps.runners) or (self._runtime is not None and self._runtime.in_process)
 
     def record_sink(self, query: str, path: str, fmt: str) -> None:
         """Remember that ``query`` writes its rows to ``path`` (resumed with the workspace)."""
         self._query_defs.get(query, {}).setdefault("sinks", []).append([path, fmt])
-        self._commit_catalog()
+        self.save_catalog()
 
     # ------------------------------------------------------------------ statements
 
@@ -190,12 +193,12 @@ class Workbench:
                 c.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
                                 in_use=self._in_use(stmt.name),
                                 foreign=dict(stmt.foreign) if stmt.foreign is not None else None)
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"Stream {stmt.name} created")
             if isinstance(stmt, CreateTable):
                 c.create_table(stmt.name, [Field(col.name, col.type) for col in stmt.columns],
                                or_replace=stmt.or_replace, sql=stmt.sql, in_use=self._in_use(stmt.name))
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"Table {stmt.name} created")
             if isinstance(stmt, CreateView):
                 from .sql import analyze
@@ -206,7 +209,7 @@ class Workbench:
                 self._promote(promoted, stmt)
                 c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
                               sql=stmt.sql)
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"View {stmt.name} created")
             if isinstance(stmt, Drop):
                 if stmt.kind == "PUMP" and stmt.name in c.pumps:
@@ -220,15 +223,15 @@ class Workbench:
                 d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
                 if d is not None and stmt.kind == "STREAM":
                     self.log.drop_stream(d.uid)
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"{stmt.kind.title()} {stmt.name} dropped")
             if isinstance(stmt, InsertValues):
                 return self._insert_values(stmt)
             if isinstance(stmt, SelectStatement):
                 if not stmt.query.is_stream:
                     # relational SELECT (issue 7): evaluated at once over tables, VALUES and history
-                    from .relational import run_relational
-                    return run_relational(self, stmt)
+                    from .relational import relation_result
+                    return relation_result(stmt, self.runtime.relational(stmt.query.root))
                 q = self._start_query(stmt.query, name)
                 return Result(stmt, f"Query {q.name} started", query=q)
             if isinstance(stmt, CreatePump):
@@ -249,7 +252,7 @@ class Workbench:
                 by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
                 rows.append(tuple(by.get(f.name) for f in t.fields))
             c.insert_table_rows(stmt.target, rows)
-            self._commit_catalog()
+            self.save_catalog()
             return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
         events = []
         for vals in stmt.rows:
@@ -280,16 +283,16 @@ class Workbench:
                                f"{col} before its first reader starts", *(_pos(stmt) if stmt is not None else ()))
             f["rowtime_column"] = col
         if promoted:
-            self._commit_catalog()
+            self.save_catalog()
 
-    def _start_readers(self, streams) -> None:
-        """Foreign streams start reading their files when their first reader starts."""
-        from .foreign import FileReader
+    def start_readers(self, streams) -> None:
+        """Foreign streams start reading their files when their first reader (a query or a
+        pump) starts."""
         for s in streams:
             d = self.catalog.streams.get(s)
             if d is None or d.foreign is None or s in self.readers:
                 continue
-            r = self.readers[s] = FileReader(self, s)
+            r = self.readers[s] = self.runtime.foreign_reader(s)
             r.start()
 
     def wait_readers(self, streams=None) -> None:
@@ -309,7 +312,7 @@ class Workbench:
             raise SqlError(f"a query named {name} is already running; stop it or choose another name")
         # ``start_seq`` (benchmarks, tests): read the log from an earlier step, from empty clocks
         start = self.catalog.next_seq - 1 if start_seq is None else start_seq
-        q = ContinuousQuery(self, name, plan, start, self.engine)
+        q = ContinuousQuery(self, name, plan, start)
         if start_seq is None:
             q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
         self._promote(plan.promoted)
@@ -317,8 +320,8 @@ class Workbench:
         self.queries[name] = q
         self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
                                   "running": True, "start_clocks": q.start_clocks}
-        self._commit_catalog()
-        self._start_readers(plan.streams)
+        self.save_catalog()
+        self.start_readers(plan.streams)
         return q
 
     def stop_query(self, name: str) -> None:
@@ -329,7 +332,7 @@ class Workbench:
             self.runtime.stop(q)
             q.running = False
         self._query_defs.get(name, {})["running"] = False
-        self._commit_catalog()
+        self.save_catalog()
         q._state_changed()
 
     def _resume_queries(self) -> None:
@@ -343,13 +346,12 @@ class Workbench:
                 log.warning("query %s could not be resumed: %s", name, e)
                 d["running"] = False
                 continue
-            q = ContinuousQuery(self, name, stmt.query, d["start_seq"], d.get("engine", self.engine))
+            q = ContinuousQuery(self, name, stmt.query, d["start_seq"])
             q.start_clocks = d.get("start_clocks", {})
             self.queries[name] = q
-            from .sinks import FileSink
-            q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
+            q._sinks = [self.runtime.file_sink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
             self.runtime.start(q, resume=True)
-            self._start_readers(q.plan.streams)
+            self.start_readers(q.plan.streams)
 
     # ------------------------------------------------------------------ injection
 
@@ -368,8 +370,7 @@ class Workbench:
                 o = c.apply(ev, seq, out)
                 outcomes.append(o)
                 if out:
-                    self._process_inline(seq, out)
-                if out:
+                    self.process_before_commit(seq, out)
                     feeds.append((seq, out))
                     for s, entries in out.items():
                         tables.setdefault(s, []).extend(entries)
@@ -378,13 +379,30 @@ class Workbench:
             if not outcomes:
                 return outcomes
             self.journal.record(outcomes, c)
-            self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
-            self._commit_catalog()
-            self.log.write_head(c.next_seq - 1)
-            if self._runtime is not None:
-                self._runtime.notify(feeds, c.next_seq - 1)
+            self.commit(tables, feeds)
         self._injected(outcomes)
         return outcomes
+
+    # ------------------------------------------------------------------ the commit API (bulk loads, pumps, foreign streams)
+
+    def commit(self, entries: dict[str, list[LogEntry]], feeds: list) -> None:
+        """Make the events up to ``catalog.next_seq - 1`` durable and visible, in the log's
+        order (:mod:`~streamsql.engine.log`): the stream-log ``entries`` not written yet, the
+        catalog snapshot, then HEAD; then the runtime hears of ``feeds`` (``[(seq, {stream:
+        entries})]``, the events just committed, for runtimes that want them)."""
+        c = self.catalog
+        if entries:
+            self.log.write_segments({c.streams[s].uid: entries_table(c.streams[s].fields, es)
+                                     for s, es in entries.items() if es})
+        self.save_catalog()
+        self.log.write_head(c.next_seq - 1)
+        if self._runtime is not None:
+            self._runtime.notify(feeds, c.next_seq - 1)
+
+    def feeds(self, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
+        """The committed stream-log entries of ``streams`` with ``start < step <= end``, grouped
+        by event (what in-process queries and pumps replay when a workspace reopens)."""
+        return read_feeds(self.log, self.catalog, streams, start, end)
 
     def on_inject(self, f: Callable[[list], None]) -> None:
         """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
@@ -402,10 +420,10 @@ class Workbench:
             except Exception:  # a broken view must not break injection
                 log.exception("inject listener failed")
 
-    def _process_inline(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
-        """Queries that run in-process see the event before it is committed, so that rows their
-        operators refuse (T-sort late rows) reach the error stream at the same step. Queries on
-        the error stream itself see it after those rows were added."""
+    def process_before_commit(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
+        """Pumps and queries that run in-process see the event before it is committed, so that
+        what pumps insert and rows operators refuse (T-sort late rows) enter their streams at
+        the same step. Queries on the error stream itself see it after those rows were added."""
         self.pumps.process_inline(seq, out)
         for readers_of_errors in (False, True):
             if self._runtime is None:
@@ -428,16 +446,6 @@ class Workbench:
             res = load_columns(self, d, data, rowtime, chunk, progress)
         self._injected(res)
         return res
-
-    def _entries_table(self, stream: str, entries: list[LogEntry]) -> pa.Table:
-        d = self.catalog.streams[stream]
-        schema = entry_schema(d.fields)
-        n = len(d.fields)
-        cols = [[e.seq for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
-                [e.clock for e in entries]]
-        for i in range(n):
-            cols.append([None if e.values is None else e.values[i] for e in entries])
-        return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(cols, schema)], schema=schema)
 
     def _trace_event(self, o: Outcome) -> None:
         self.event_trace.append({
@@ -499,7 +507,7 @@ class Workbench:
         Without history a relational query on the stream fails with ``Cannot convert stream``."""
         with self._lock:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
-            self._commit_catalog()
+            self.save_catalog()
 
     # ------------------------------------------------------------------ scenarios
 

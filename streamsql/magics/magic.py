@@ -13,7 +13,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Bool, Enum, Int, Unicode, observe
 
-from ..engine.cli import EventsFileError
+from ..engine.events import EventsFileError
 from ..engine.errors import SqlError, StreamSqlError
 from ..engine.sql import split_script
 from .literals import InterpolationError, interpolate
@@ -70,7 +70,9 @@ class StreamSql(Magics):
         "None: a temporary one, removed when the kernel exits.")).tag(config=True)
     engine = Enum(["spark", "local"], "spark", help=(
         "Where SELECT STREAM queries run: 'spark' (PySpark) or 'local' (in-process).")).tag(config=True)
-    master = Unicode(None, allow_none=True, help="Spark master URL; None: local[*].").tag(config=True)
+    master = Unicode(None, allow_none=True, help=(
+        "Spark master URL (e.g. spark://host:7077); None: the environment's STREAMSQL_MASTER, else "
+        "local[*]. On a cluster the workspace must be on storage every worker reads.")).tag(config=True)
     buckets = Int(1, help="Key buckets per stateful Spark operator.").tag(config=True)
     displaylimit = Int(20, help="Released rows a query view shows (the last ones); --limit overrides.").tag(
         config=True)

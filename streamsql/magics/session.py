@@ -40,7 +40,8 @@ class KernelWorkbench:
     def spark_starting(self) -> None:
         """Called by the engine right before the SparkSession starts (it takes seconds)."""
         self.spark_starts += 1
-        print(f"starting Spark ({self.settings.master or 'local[*]'})…", flush=True)
+        master = self._wb.master if self._wb is not None else self.settings.master
+        print(f"starting Spark ({master or 'local[*]'})…", flush=True)
         sys.stdout.flush()
 
     def _log_to(self, path: Path) -> None:

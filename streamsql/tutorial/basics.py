@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..engine import time as T
 from ..engine.catalog import Event
-from ..engine.cli import read_events
+from ..engine.events import read_events
 from ..engine.errors import StreamSqlError
 from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value

@@ -275,7 +275,7 @@ def beside(n: int, q) -> Beside:
         rows.append(["" if ln.step == last else str(ln.step), ln.orders, ln.trades, ln.output])
         last = ln.step
     eng = _engine_steps(q)
-    engine = q.engine.title() if q.engine != "spark" else "Spark"
+    engine = q.wb.runtime.label
     return Beside(f"Seed 002, join query #{n}: {sq.title}",
                   ("the seed's table", ["Step", "Orders", "Trades", "Output"], rows),
                   (f"streamsql on {engine} (query {q.name}; a step is one event)", eng[0], eng[1:]))
@@ -699,16 +699,15 @@ class CalciteTour:
         events = [str(r.step - first + 1) for r in q.rows]
         if stop:
             q.stop()
-        label = f"streamsql on {'Spark' if q.engine == 'spark' else q.engine} (Event: what released the row)"
+        label = f"streamsql on {q.wb.runtime.label} (Event: what released the row)"
         return compare_calcite(example, ["ROWTIME"] + q.columns, rows, label, events)
 
     def table(self, result, example: str) -> Beside:
         """A relational query's answer (``%%streamsql -o VAR`` binds it) beside the seed's table."""
         rows = [[_hms(v) if f.name == "ROWTIME" else format_value(v) for f, v in zip(result.fields, row)]
                 for row in result.rows]
-        engine = self.wb.engine
         return compare_calcite(example, list(result.columns), rows,
-                               f"streamsql on {'Spark' if engine == 'spark' else engine} (a relational query)")
+                               f"streamsql on {self.wb.runtime.label} (a relational query)")
 
 
 def compare_calcite(example: str, header: list[str], rows: list[list[str]], label: str,
@@ -1083,33 +1082,17 @@ def replay(wb, table, queries: list, progress: Progress | None = None) -> Replay
 
 def batch_hourly(spark, folder) -> list[tuple]:
     """The hourly query as a Spark batch query over the trade files: ``(hour, ticker, trades,
-    volume, vwap)`` sorted."""
-    from pyspark.sql import functions as F
-    df = (spark.read.option("header", "true").schema("ts TIMESTAMP, orderId INT, ticker STRING, price DOUBLE, amount INT")
-          .csv(str(Path(folder) / "trades")))
-    rows = (df.groupBy(F.date_trunc("hour", "ts").alias("hour"), "ticker")
-            .agg(F.count("*").alias("trades"), F.sum("amount").alias("volume"),
-                 (F.sum(F.col("price") * F.col("amount")) / F.sum("amount")).alias("vwap"))
-            .toPandas())
-    out = [(int(r.hour.value // 1_000_000) + HOUR, r.ticker, int(r.trades), int(r.volume), float(r.vwap))
-           for r in rows.itertuples()]
-    return sorted(out)
+    volume, vwap)`` sorted (:func:`streamsql.engine.runtime.spark.checks.hourly`)."""
+    from ..engine.runtime.spark.checks import hourly
+    return hourly(spark, Path(folder) / "trades", HOUR)
 
 
 def batch_matches(spark, folder) -> list[tuple]:
-    """The join as a Spark batch query over the CSV files: every order with every trade of the
-    same order id in the ten minutes after it, both ends included; ``(rowtime, orderId, ticker,
-    orderAmount, tradeAmount, price)`` sorted."""
-    schema_o = "ts TIMESTAMP, orderId INT, ticker STRING, amount INT"
-    schema_t = "ts TIMESTAMP, orderId INT, ticker STRING, price DOUBLE, amount INT"
-    o = spark.read.option("header", "true").schema(schema_o).csv(str(Path(folder) / "orders")).alias("o")
-    t = spark.read.option("header", "true").schema(schema_t).csv(str(Path(folder) / "trades")).alias("t")
-    j = o.join(t, (o.orderId == t.orderId) & (t.ts >= o.ts) & (t.ts <= o.ts + __import__("pyspark.sql.functions",
-               fromlist=["expr"]).expr("INTERVAL 10 MINUTES")))
-    df = j.selectExpr("unix_millis(o.ts) AS rt", "o.orderId", "o.ticker", "o.amount AS oa", "t.amount AS ta",
-                      "t.price").toArrow()
-    cols = [df.column(i).to_pylist() for i in range(df.num_columns)]
-    return sorted(zip(*cols))
+    """The join as a Spark batch query over the CSV files (every order with every trade of the
+    same order id in the ten minutes after it, both ends included): ``(rowtime, orderId, ticker,
+    orderAmount, tradeAmount, price)`` sorted (:func:`streamsql.engine.runtime.spark.checks.matches`)."""
+    from ..engine.runtime.spark.checks import matches
+    return matches(spark, Path(folder) / "orders", Path(folder) / "trades")
 
 
 def _streamed(q) -> list[tuple]:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..engine.catalog import Event
-from ..engine.cli import EventsFileError, read_events
+from ..engine.events import EventsFileError, read_events
 from ..engine.errors import SqlError, StreamSqlError
 from ..engine.trace import comparable, replay_lines, step_table
 from .live import snapshot

@@ -14,6 +14,7 @@ from .session import get_session
 
 class SparkRuntime(Runtime):
     name = "spark"
+    label = "Spark"
 
     def __init__(self, wb):
         super().__init__(wb)
@@ -115,6 +116,24 @@ class SparkRuntime(Runtime):
                 h.stop()
             except Exception:
                 pass
+
+    # ------------------------------------------------------------------ the rest of a session
+
+    def relational(self, root) -> list[tuple]:
+        from .relational import SparkRelational
+        return SparkRelational(self.wb, self._spark()).run_query(root)
+
+    def foreign_reader(self, stream: str):
+        from .foreign import SparkFileReader
+        return SparkFileReader(self.wb, stream, self._spark())
+
+    def file_sink(self, q, path, fmt: str):
+        from .sinks import SparkFileSink
+        return SparkFileSink(q, path, fmt, self._spark())
+
+    def explain(self, q) -> str:
+        from .explain import spark_plan
+        return spark_plan(q)
 
 
 def _spark_message(e: Exception) -> str:
