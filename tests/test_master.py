@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
@@ -25,7 +26,7 @@ def test_the_environment_gives_the_default_master(tmp_path, monkeypatch):
 
 def test_config_master_reaches_the_kernels_workbench(monkeypatch):
     monkeypatch.delenv("STREAMSQL_MASTER", raising=False)
-    ip = start_ipython()
+    ip = start_ipython() or get_ipython()      # started once per process (other test files too)
     ip.run_line_magic("load_ext", "streamsql")
     magic = ip.find_magic("streamsql").__self__
     try:

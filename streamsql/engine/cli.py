@@ -7,14 +7,13 @@ with ``--format table``, the seed's step table. Errors go to stderr with a non-z
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from .catalog import Event
 from .errors import SqlError, StreamSqlError
 from .events import EventsFileError, event_from_json, read_events  # noqa: F401 (the command line's API)
-from .trace import format_table, replay_lines, step_table
+from .replay import replay_into
 
 
 def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds: bool = False,
@@ -26,33 +25,7 @@ def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds:
     reader = "parallel" if batch is None else "simple"
     with Workbench(workspace, engine=engine, master=master, buckets=buckets, batch_events=batch, trace=False,
                    reader=reader, spark_conf=spark_conf) as wb:
-        results = wb.execute(sql_text)
-        queries = [r.query for r in results if r.query is not None]
-        if len(queries) != 1:
-            raise SqlError(f"the script must end with exactly one SELECT STREAM query (found {len(queries)})")
-        q = queries[0]
-        names = {}
-        for ev in events:
-            try:
-                canon = wb.catalog.stream(ev.stream).name
-                names.setdefault(canon, ev.stream)
-            except StreamSqlError:
-                pass
-        base = wb.last_seq
-        outcomes = wb.inject(events)
-        q.wait()
-        if fmt == "table":
-            streams = [names.get(s, s) for s in q.plan.streams]
-            for o in outcomes:
-                o.event.stream = names.get(o.event.stream, o.event.stream)
-            for s in dict.fromkeys(o.event.stream for o in outcomes):
-                if s not in streams:
-                    streams.append(s)
-            print(format_table(step_table(q, outcomes, base, streams)), file=out)
-        else:
-            for line in replay_lines(q, outcomes, base, bounds=bounds, stream_names=names):
-                print(json.dumps(line), file=out)
-        out.flush()
+        replay_into(wb, sql_text, events, bounds=bounds, fmt=fmt, out=out)
     return 0
 
 

@@ -323,15 +323,18 @@ class _ThisThread(logging.Filter):
         return record.thread != self.thread
 
 
-def _replay(sql: str, lines: list[dict]) -> tuple[list[dict], object]:
-    """Lines ``streamsql replay --bounds --engine local`` prints for these events."""
-    from .cli import event_from_json, replay
+def _replay(wb, sql: str, lines: list[dict]) -> list[dict]:
+    """Lines ``streamsql replay --bounds --engine local`` prints for these events (on a fresh
+    temporary workbench of ``wb``'s class)."""
+    from .events import event_from_json
+    from .replay import replay_into
     out = io.StringIO()
     quiet = _ThisThread()                  # the session already reported these late rows
     late = logging.getLogger("streamsql.late")
     late.addFilter(quiet)
     try:
-        replay(sql, [event_from_json(dict(x)) for x in lines], engine="local", bounds=True, out=out)
+        with type(wb)(None, engine="local", trace=False) as tmp:
+            replay_into(tmp, sql, [event_from_json(dict(x)) for x in lines], bounds=True, out=out)
     finally:
         late.removeFilter(quiet)
     return [json.loads(x) for x in out.getvalue().splitlines() if x.strip()]
@@ -427,7 +430,7 @@ def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = Fals
     sql = "\n".join(head) + "\n" + ";\n\n".join(statements) + ";\n"
 
     if from_start and before:
-        expected = _replay(sql, out.lines)
+        expected = _replay(wb, sql, out.lines)
         notes.append(f"query {q.name} started at step {q.start_seq}, after {len(before)} event"
                      f"{'s' if len(before) > 1 else ''} on its streams: saved from their creation; the expected "
                      "output is that of a query started before them")
@@ -435,7 +438,7 @@ def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = Fals
         step_of = {s: i + 1 for i, s in enumerate(out.seqs) if s is not None}
         bounds = {}
         if n_prefix:
-            pre = _replay(sql, out.lines[:n_prefix])
+            pre = _replay(wb, sql, out.lines[:n_prefix])
             bounds = {x["step"]: T.parse_timestamp(x["bound"]) for x in pre if "bound" in x}
             notes.append(f"query {q.name} started at step {start}, after {len(before)} event"
                          f"{'s' if len(before) > 1 else ''} on its streams: the first {n_prefix} event"
