@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import time as T
-from .errors import EventError, SqlError
+from .errors import EventError, SqlError, StreamSqlError
+from .paths import check_sql_name, safe_component
 from .plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
 from .types import SqlType, coerce, dumps_row, to_json_value
 
@@ -171,8 +172,7 @@ class Catalog:
 
     def _new_uid(self, name: str) -> str:
         self._uid_counter += 1
-        safe = "".join(c if c.isalnum() else "_" for c in name)[:40]
-        return f"{self._uid_counter:04d}_{safe}"
+        return f"{self._uid_counter:04d}_{safe_component(name)}"
 
     # ------------------------------------------------------------------ lookup (CatalogReader)
 
@@ -197,6 +197,8 @@ class Catalog:
         return None
 
     def stream(self, name: str) -> StreamDef:
+        if not isinstance(name, str):
+            raise EventError(f"a stream name must be a string, not {type(name).__name__} {name!r:.60}")
         d = self.streams.get(name)
         if d is None:
             d = self._find_case_insensitive(name)
@@ -215,9 +217,9 @@ class Catalog:
 
     def create_stream(self, name: str, fields: list[Field], *, or_replace=False, foreign=None,
                       sql="", in_use: Iterable[str] = ()) -> StreamDef:
-        self._check_new(name, "STREAM", or_replace, in_use)
-        if name in self.streams and self.streams[name].system:
+        if or_replace and name in self.streams and self.streams[name].system:
             raise SqlError(f"'{name}' is a system stream and cannot be replaced")
+        self._check_new(name, "STREAM", or_replace, in_use)
         d = StreamDef(name, self._new_uid(name), list(fields), foreign=foreign, sql=sql)
         self.streams[name] = d
         self.state[name] = StreamState()
@@ -330,6 +332,11 @@ class Catalog:
         if d.system:
             return Outcome(seq, ev, "error", f"{d.name} is written by the engine; it cannot be inserted into")
         st = self.state[d.name]
+        if ev.producer is not None:
+            try:
+                check_sql_name(ev.producer, "producer")
+            except StreamSqlError as e:
+                return Outcome(seq, ev, "error", f"stream {d.name}: {e}")
         p = ev.producer or DEFAULT_PRODUCER
         before = st.bound
         if ev.kind == "row":

@@ -40,6 +40,16 @@ class SqlError(StreamSqlError):
         return f"{self}\n  {src}\n  {' ' * max(0, (self.col or 1) - 1)}^"
 
 
+class BadNameError(StreamSqlError):
+    """A name that cannot be used (empty, too long, with control characters, or not a plain
+    identifier where it would name a folder). Nothing was done with it."""
+
+
+class WorkspaceError(StreamSqlError):
+    """A workspace that cannot be used as asked: a file in it that is corrupt or not ours, a
+    workspace another process writes, a write to a read-only workbench, a failed write."""
+
+
 class EventError(StreamSqlError):
     """An injected event refused for a reason other than lateness (bad values, a producer's
     bound going backwards, an unknown stream). Nothing was changed."""

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from . import time as T
 from .errors import SqlError
+from .paths import under
 from .types import arrow_type, coerce
 
 log = logging.getLogger("streamsql.foreign")
@@ -107,7 +108,7 @@ class FileReader:
         spark = get_session()
         schema = ", ".join([f"`c{i}` STRING" for i in range(len(self.fields))] + [f"`{CORRUPT}` STRING"])
         o = self.opts
-        folder = self.wb.path / "foreign" / self.wb.catalog.streams[self.stream].uid
+        folder = under(self.wb.path, "foreign", self.wb.catalog.streams[self.stream].uid)
         df = (spark.readStream.schema(schema)
               .option("header", "true" if o["skip_header"] else "false")
               .option("sep", o["separator"]).option("encoding", o["encoding"])

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .paths import under
 from .plan import Field
 from .types import arrow_type
 
@@ -94,7 +95,7 @@ class EventLog:
         for uid, table in tables.items():
             if table.num_rows == 0:
                 continue
-            d = self.dir / uid
+            d = under(self.dir, uid)
             d.mkdir(parents=True, exist_ok=True)
             seqs = table.column("seq")
             first, last = pc.min(seqs).as_py(), pc.max(seqs).as_py()
@@ -131,7 +132,7 @@ class EventLog:
         return n
 
     def drop_stream(self, uid: str) -> None:
-        d = self.dir / uid
+        d = under(self.dir, uid)
         if d.exists():
             for p in d.iterdir():
                 p.unlink()
@@ -144,7 +145,7 @@ class EventLog:
         return read_head(self.root)
 
     def _list(self, uid: str) -> list[_Segment]:
-        d = self.dir / uid
+        d = under(self.dir, uid)
         segs = []
         if d.exists():
             for p in d.iterdir():

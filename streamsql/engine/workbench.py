@@ -20,9 +20,10 @@ import pyarrow as pa
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import EventError, LateRowError, SqlError, StreamSqlError
+from .errors import BadNameError, EventError, LateRowError, SqlError, StreamSqlError
 from .expr import compile_expr
 from .log import EventLog, atomic_write, entry_schema
+from .paths import check_path_name, check_sql_name
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
@@ -149,10 +150,28 @@ class Workbench:
         the first one). Errors carry the position in ``sql``; statements before the failing one
         stay done, the failing one changes nothing."""
         from .sql import analyze, split_script
+        if name is not None:
+            check_path_name(name, "query")   # before anything runs: a bad name changes nothing
         results = []
         for st in split_script(sql):
-            stmt = analyze(st, self.catalog, script=sql)
-            results.append(self._run(stmt, name))
+            try:
+                stmt = analyze(st, self.catalog, script=sql)
+            except RecursionError:
+                raise SqlError("Statement nested too deeply to analyze (simplify its expressions or "
+                               "sub-queries)", st.line, st.col, sql) from None
+            try:
+                _check_names(stmt)
+                results.append(self._run(stmt, name))
+            except (SqlError, BadNameError) as e:
+                if isinstance(e, SqlError) and e.line is not None and e.sql is not None:
+                    raise
+                # an error the catalog raised: at the statement (or where the error says)
+                line, col = ((e.line, e.col) if isinstance(e, SqlError) and e.line is not None
+                             else (_pos(stmt) or (st.line, st.col)))
+                raise SqlError(getattr(e, "message", str(e)), line, col, sql) from None
+            except RecursionError:
+                raise SqlError("Statement nested too deeply to run (simplify its expressions or "
+                               "sub-queries)", st.line, st.col, sql) from None
             if results[-1].query is not None:
                 name = None
         return results
@@ -292,6 +311,8 @@ class Workbench:
                 r.wait()
 
     def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
+        if name is not None:
+            check_path_name(name, "query")
         if name is None:
             self._query_counter += 1
             name = f"q{self._query_counter}"
@@ -328,6 +349,12 @@ class Workbench:
     def _resume_queries(self) -> None:
         for name, d in list(self._query_defs.items()):
             if not d.get("running"):
+                continue
+            try:
+                check_path_name(name, "query")
+            except StreamSqlError as e:   # a workspace made before names were checked
+                log.warning("query %s was not resumed: %s", name, e)
+                d["running"] = False
                 continue
             from .sql import analyze
             try:
@@ -516,6 +543,26 @@ class Workbench:
     @property
     def last_seq(self) -> int:
         return self.catalog.next_seq - 1
+
+
+def _check_names(stmt: Statement) -> None:
+    """Names a statement creates: what a quoted SQL identifier can hold (never empty, at most
+    128 characters, no control characters); errors at the name's position."""
+    kinds = {CreateStream: "stream", CreateTable: "table", CreateView: "view", CreatePump: "pump"}
+    what = kinds.get(type(stmt))
+    if what is None:
+        return
+    try:
+        check_sql_name(stmt.name, what)
+    except BadNameError as e:
+        raise SqlError(str(e), *(_pos(stmt))) from None
+    cols = [(c.name, c.position) for c in getattr(stmt, "columns", None) or [] if hasattr(c, "name")]
+    cols += [(c, None) for c in (getattr(stmt, "column_names", None) or [])]
+    for c, p in cols:
+        try:
+            check_sql_name(c, "column")
+        except BadNameError as e:
+            raise SqlError(str(e), *((p.line, p.col) if p else _pos(stmt))) from None
 
 
 def _pos(stmt: Statement) -> tuple:

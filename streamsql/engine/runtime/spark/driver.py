@@ -7,6 +7,7 @@ import shutil
 import threading
 
 from ...errors import StreamSqlError
+from ...paths import under
 from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_session
@@ -26,7 +27,7 @@ class SparkRuntime(Runtime):
 
     def start(self, q, resume: bool = False) -> None:
         spark = self._spark()
-        folder = self.wb.path / "queries" / q.name
+        folder = under(self.wb.path, "queries", q.name)
         if not resume and folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
