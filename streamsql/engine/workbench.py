@@ -20,10 +20,10 @@ import pyarrow as pa
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import BadNameError, EventError, LateRowError, SqlError, StreamSqlError
+from .errors import BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError
 from .expr import compile_expr
 from .log import EventLog, atomic_write, entry_schema
-from .paths import check_path_name, check_sql_name
+from .paths import check_path_name, check_sql_name, under
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
@@ -54,7 +54,10 @@ class Workbench:
             self._tmp = tempfile.mkdtemp(prefix="streamsql-")
             workspace = self._tmp
         self.path = Path(workspace).resolve()
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
         self.engine = engine
         self.master = master
         self.buckets = max(1, int(buckets))
@@ -75,6 +78,8 @@ class Workbench:
         self._inject_listeners: list = []
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
+        #: what opening the workspace found wrong and repaired (a torn log tail): one line each
+        self.open_warnings: list[str] = []
         self.catalog = self._open_catalog()
         from .pumps import Pumps
         self.pumps = Pumps(self)
@@ -90,17 +95,14 @@ class Workbench:
     def _open_catalog(self) -> Catalog:
         p = self._catalog_path
         if not p.exists():
+            if any((self.path / "log").glob("*/*.arrow")):
+                raise WorkspaceError(f"{self.path} has an event log but no catalog.json: it cannot be opened "
+                                     f"(restore catalog.json, or move the folder away to start afresh)")
             c = Catalog()
             self._commit_catalog(c)
             return c
-        j = json.loads(p.read_text())
-        c = Catalog.from_json(j["catalog"])
-        self._query_defs = j.get("queries", {})
-        self._query_counter = j.get("query_counter", 0)
-        dropped = self.log.truncate_after(c.next_seq - 1)
-        if dropped:
-            log.info("workspace %s: removed %d uncommitted log segments", self.path, dropped)
-        self.log.write_head(c.next_seq - 1)
+        c, self._query_defs, self._query_counter = read_catalog(p)
+        self.open_warnings = self.log.recover(c.next_seq - 1)
         return c
 
     def _commit_catalog(self, c: Catalog | None = None) -> None:
@@ -367,8 +369,15 @@ class Workbench:
             q.start_clocks = d.get("start_clocks", {})
             self.queries[name] = q
             from .sinks import FileSink
-            q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
-            self.runtime.start(q, resume=True)
+            try:
+                q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
+                self.runtime.start(q, resume=True)
+            except WorkspaceError as e:   # e.g. a damaged log segment: the query fails, the workspace opens
+                self.runtime.stop(q)
+                q.running, q.error = False, str(e)
+                self.open_warnings.append(f"query {name} could not be resumed: {e}")
+                log.warning("query %s could not be resumed: %s", name, e)
+                continue
             self._start_readers(q.plan.streams)
 
     # ------------------------------------------------------------------ injection
@@ -543,6 +552,46 @@ class Workbench:
     @property
     def last_seq(self) -> int:
         return self.catalog.next_seq - 1
+
+
+CATALOG_VERSION = 1
+
+
+def read_catalog(p: Path) -> tuple[Catalog, dict, int]:
+    """A workspace's catalog snapshot: (catalog, query definitions, query counter). A file that is
+    not one (corrupt, truncated, another program's, a newer version) is a WorkspaceError naming it;
+    nothing in it is ever executed."""
+    def bad(why: str) -> WorkspaceError:
+        return WorkspaceError(f"{p} is not a streamsql catalog ({why}); the workspace cannot be opened: "
+                              f"restore the file from a copy, or open another workspace")
+    try:
+        j = json.loads(p.read_bytes())
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise bad(f"not valid JSON: {str(e)[:120]}") from None
+    if not isinstance(j, dict) or not isinstance(j.get("catalog"), dict):
+        raise bad("no \"catalog\" object")
+    v = j.get("version")
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise bad(f"version {v!r:.20}")
+    if v > CATALOG_VERSION:
+        raise WorkspaceError(f"{p} was written by a newer streamsql (catalog version {v}; this one reads "
+                             f"{CATALOG_VERSION}): upgrade streamsql to open the workspace")
+    try:
+        c = Catalog.from_json(j["catalog"])
+        for d in c.streams.values():
+            under(p.parent, d.uid)       # a uid is a folder name of the log: never a path
+            entry_schema(d.fields)       # every column type is one we know
+        queries = j.get("queries", {})
+        counter = j.get("query_counter", 0)
+        if not isinstance(queries, dict) or not all(isinstance(d, dict) for d in queries.values()):
+            raise TypeError("\"queries\" is not an object of query definitions")
+        if not isinstance(counter, int):
+            raise TypeError("\"query_counter\" is not a number")
+        if not isinstance(c.next_seq, int) or c.next_seq < 1:
+            raise TypeError("\"next_seq\" is not a positive number")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError, StreamSqlError) as e:
+        raise bad(f"{type(e).__name__}: {str(e)[:120]}") from None
+    return c, queries, counter
 
 
 def _check_names(stmt: Statement) -> None:
