@@ -119,8 +119,9 @@ class _Segment:
 class EventLog:
     """Writer (the workbench process) and reader (any process, e.g. Spark's source) of the log."""
 
-    def __init__(self, root: str | Path, durable: bool = True):
+    def __init__(self, root: str | Path, durable: bool = True, read_only: bool = False):
         self.root = Path(root)
+        self.read_only = read_only
         self.dir = self.root / "log"
         self.durable = durable
         self._segments: dict[str, list[_Segment]] = {}
@@ -131,6 +132,7 @@ class EventLog:
 
     def write_segments(self, tables: dict[str, pa.Table]) -> None:
         """Step 1 of a commit: one segment file per stream (entries of one append)."""
+        self._check_writable()
         for uid, table in tables.items():
             if table.num_rows == 0:
                 continue
@@ -149,11 +151,13 @@ class EventLog:
 
     def write_head(self, seq: int) -> None:
         """Step 3 of a commit: readers may now see entries up to ``seq``."""
+        self._check_writable()
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.dir / "HEAD", json.dumps({"seq": seq}).encode(), self.durable)
 
     def truncate_after(self, seq: int) -> int:
         """Delete segments holding entries past ``seq`` (an interrupted commit). Returns how many."""
+        self._check_writable()
         n = 0
         if not self.dir.exists():
             return 0
@@ -169,6 +173,10 @@ class EventLog:
                     raise RuntimeError(f"log segment {p} straddles the committed sequence {seq}")
         self._segments.clear()
         return n
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise WorkspaceError(f"the event log of {self.root} is open read-only")
 
     def recover(self, committed: int, repair: bool = True) -> list[str]:
         """Check the log's tail against the committed sequence number (from the catalog): move
@@ -229,6 +237,7 @@ class EventLog:
         return None
 
     def drop_stream(self, uid: str) -> None:
+        self._check_writable()
         d = under(self.dir, uid)
         if d.exists():
             for p in d.iterdir():

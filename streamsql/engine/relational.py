@@ -245,7 +245,7 @@ class SparkRelational:
     def __init__(self, wb):
         from .runtime.spark.session import get_session
         self.wb = wb
-        self.spark = get_session(wb.master, wb.spark_conf, log_dir=wb.path / "logs",
+        self.spark = get_session(wb.master, wb.spark_conf, log_dir=None if wb.read_only else wb.path / "logs",
                                  on_start=getattr(wb, "on_spark_start", None))
 
     # ------------------------------------------------------------------ entry

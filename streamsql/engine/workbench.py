@@ -22,6 +22,7 @@ from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError
 from .expr import compile_expr
+from .lock import LOCK_FILE, WorkspaceLock
 from .log import EventLog, atomic_write, entry_schema
 from .paths import check_path_name, check_sql_name, under
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
@@ -41,23 +42,43 @@ class Workbench:
     ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
     reader that gives the quickest one-event steps.
+
+    One process writes a workspace at a time (a lock file names it); ``read_only=True`` opens a
+    workspace another process writes: catalog, clocks, history and relational queries, as of
+    the last :meth:`refresh`; every write raises a :class:`WorkspaceError`.
     """
 
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
-                 reader: str = "simple"):
+                 reader: str = "simple", read_only: bool = False):
         if engine not in ("spark", "local"):
             raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
         self._tmp = None
+        self._ws_lock: WorkspaceLock | None = None
+        self.read_only = bool(read_only)
         if workspace is None:
+            if self.read_only:
+                raise WorkspaceError("a read-only workbench needs the path of an existing workspace")
             self._tmp = tempfile.mkdtemp(prefix="streamsql-")
             workspace = self._tmp
         self.path = Path(workspace).resolve()
+        if self.read_only:
+            if not (self.path / "catalog.json").is_file():
+                raise WorkspaceError(f"no workspace at {self.path} (no catalog.json) to open read-only")
+        else:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
+            self._ws_lock = WorkspaceLock(self.path).acquire()
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
+            self._open(engine, master, buckets, batch_events, durable, spark_conf, trace, reader)
+        except BaseException:
+            self._release()
+            raise
+
+    def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader) -> None:
         self.engine = engine
         self.master = master
         self.buckets = max(1, int(buckets))
@@ -66,7 +87,7 @@ class Workbench:
             raise ValueError(f"reader must be 'simple' or 'parallel', not {reader!r}")
         self.reader = reader
         self.spark_conf = dict(spark_conf or {})
-        self.log = EventLog(self.path, durable=durable)
+        self.log = EventLog(self.path, durable=durable, read_only=self.read_only)
         self.durable = durable
         #: keep a per-event trace of every query (operator presents, held rows and why)
         self.trace = trace
@@ -80,11 +101,15 @@ class Workbench:
         self._query_defs: dict[str, dict] = {}
         #: what opening the workspace found wrong and repaired (a torn log tail): one line each
         self.open_warnings: list[str] = []
+        if self._ws_lock is not None and self._ws_lock.took_over:
+            self.open_warnings.append(self._ws_lock.took_over)
+            log.warning("%s", self._ws_lock.took_over)
         self.catalog = self._open_catalog()
         from .pumps import Pumps
         self.pumps = Pumps(self)
-        self.pumps.resume()
-        self._resume_queries()
+        if not self.read_only:     # a reader runs nothing: no pumps, no queries
+            self.pumps.resume()
+            self._resume_queries()
 
     # ------------------------------------------------------------------ workspace
 
@@ -102,10 +127,24 @@ class Workbench:
             self._commit_catalog(c)
             return c
         c, self._query_defs, self._query_counter = read_catalog(p)
-        self.open_warnings = self.log.recover(c.next_seq - 1)
+        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only)
         return c
 
+    def refresh(self) -> None:
+        """Read-only workbench: see what the writer has committed since (catalog, clocks, log)."""
+        if not self.read_only:
+            return
+        with self._lock:
+            self.open_warnings = []
+            self.catalog = self._open_catalog()
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise WorkspaceError(f"this workbench is read-only ({self.path}): {what} needs the workspace's "
+                                 f"writer; open it with Workbench(path) once no other process has it")
+
     def _commit_catalog(self, c: Catalog | None = None) -> None:
+        self._writable("writing the catalog")
         c = c or self.catalog
         data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
                 "query_counter": self._query_counter}
@@ -119,8 +158,15 @@ class Workbench:
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
+        self._release()
+
+    def _release(self) -> None:
+        if self._ws_lock is not None:
+            self._ws_lock.release()
+            self._ws_lock = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def __enter__(self):
         return self
@@ -142,6 +188,7 @@ class Workbench:
 
     def record_sink(self, query: str, path: str, fmt: str) -> None:
         """Remember that ``query`` writes its rows to ``path`` (resumed with the workspace)."""
+        self._writable("write_to")
         self._query_defs.get(query, {}).setdefault("sinks", []).append([path, fmt])
         self._commit_catalog()
 
@@ -191,6 +238,9 @@ class Workbench:
                 (name in q.plan.streams or name in q.plan.tables)]
 
     def _run(self, stmt: Statement, name: str | None) -> Result:
+        if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
+            words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
+            self._writable(f"{words} (only relational SELECTs run on a read-only workbench)")
         with self._lock:
             c = self.catalog
             if isinstance(stmt, CreateStream):
@@ -338,6 +388,7 @@ class Workbench:
         return q
 
     def stop_query(self, name: str) -> None:
+        self._writable("stop_query")
         q = self.queries.get(name)
         if q is None:
             raise StreamSqlError(f"no query named {name}; queries: {', '.join(self.queries) or 'none'}")
@@ -385,6 +436,7 @@ class Workbench:
     def inject(self, events: Iterable[Event]) -> list[Outcome]:
         """Inject events in order as one durable append; returns each event's outcome (nothing
         raises for bad events: see ``Outcome.status``)."""
+        self._writable("injecting events")
         with self._lock:
             c = self.catalog
             feeds: list[tuple[int, dict[str, list[LogEntry]]]] = []
@@ -451,6 +503,7 @@ class Workbench:
         boolean ``BOUND`` column marks punctuation. ``progress(done, total)`` is called per chunk.
         """
         from .bulk import load_columns
+        self._writable("loading events")
         with self._lock:
             d = self.catalog.stream(stream) if stream is not None else None
             res = load_columns(self, d, data, rowtime, chunk, progress)
@@ -525,6 +578,7 @@ class Workbench:
         """Let relational (non-STREAM) SELECTs read ``stream``'s retained history: its rows within
         ``window_ms`` of the stream's clock (all of them when None); ``enabled=False`` turns it off.
         Without history a relational query on the stream fails with ``Cannot convert stream``."""
+        self._writable("set_history")
         with self._lock:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
             self._commit_catalog()
@@ -555,6 +609,23 @@ class Workbench:
 
 
 CATALOG_VERSION = 1
+
+
+def clear_workspace(path: str | Path) -> None:
+    """Empty a workspace for a fresh start (``%streamsql reset``), only if no process writes it
+    (else the WorkspaceError naming that process); the lock file stays."""
+    p = Path(path)
+    lock = WorkspaceLock(p).acquire()
+    try:
+        for child in p.iterdir():
+            if child.name == LOCK_FILE:
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    finally:
+        lock.release()
 
 
 def read_catalog(p: Path) -> tuple[Catalog, dict, int]:
