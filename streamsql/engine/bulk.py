@@ -49,8 +49,9 @@ def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
     raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
 
 
-def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "LoadResult":
-    """``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
+def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple:
+    """Returns ``(LoadResult, feeds)``; the caller writes HEAD and tells the runtime (after the
+    catalog commit here). ``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
     row; the rows of all streams interleave in the table's order, one step each). An optional
     boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
     from .query import LoadResult
@@ -117,10 +118,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     if errors_out:
         wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
     wb._commit_catalog()
-    wb.log.write_head(c.next_seq - 1)
-    if wb._runtime is not None:
-        wb._runtime.notify(feeds, c.next_seq - 1)
-    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
+    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1), feeds
 
 
 def _in_step_order(entries: list, start: int, est) -> list:

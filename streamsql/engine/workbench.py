@@ -238,6 +238,15 @@ class Workbench:
                 (name in q.plan.streams or name in q.plan.tables)]
 
     def _run(self, stmt: Statement, name: str | None) -> Result:
+        committed = self.catalog.next_seq - 1
+        try:
+            return self._run_statement(stmt, name)
+        except OSError as e:   # a catalog write that failed (disk full): back to the last commit
+            with self._lock:
+                self._undo_append(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
+                                  events=False, pumps=isinstance(stmt, (CreatePump, AlterPump, Drop)))
+
+    def _run_statement(self, stmt: Statement, name: str | None) -> Result:
         if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
             words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
             self._writable(f"{words} (only relational SELECTs run on a read-only workbench)")
@@ -282,9 +291,9 @@ class Workbench:
                                        f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
                                        *(_pos(stmt)))
                 d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
+                self._commit_catalog()      # first: a failed commit must not have lost the stream's log
                 if d is not None and stmt.kind == "STREAM":
                     self.log.drop_stream(d.uid)
-                self._commit_catalog()
                 return Result(stmt, f"{stmt.kind.title()} {stmt.name} dropped")
             if isinstance(stmt, InsertValues):
                 return self._insert_values(stmt)
@@ -439,32 +448,80 @@ class Workbench:
         self._writable("injecting events")
         with self._lock:
             c = self.catalog
+            committed = c.next_seq - 1
             feeds: list[tuple[int, dict[str, list[LogEntry]]]] = []
             outcomes = []
-            tables: dict[str, list[LogEntry]] = {}
-            for ev in events:
-                seq = c.next_seq
-                c.next_seq += 1
-                out: dict[str, list[LogEntry]] = {}
-                o = c.apply(ev, seq, out)
-                outcomes.append(o)
-                if out:
-                    self._process_inline(seq, out)
-                if out:
-                    feeds.append((seq, out))
-                    for s, entries in out.items():
-                        tables.setdefault(s, []).extend(entries)
-                if self.trace:
-                    self._trace_event(o)
-            if not outcomes:
-                return outcomes
-            self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
-            self._commit_catalog()
-            self.log.write_head(c.next_seq - 1)
-            if self._runtime is not None:
-                self._runtime.notify(feeds, c.next_seq - 1)
+            try:
+                tables: dict[str, list[LogEntry]] = {}
+                for ev in events:
+                    seq = c.next_seq
+                    c.next_seq += 1
+                    out: dict[str, list[LogEntry]] = {}
+                    o = c.apply(ev, seq, out)
+                    outcomes.append(o)
+                    if out:
+                        self._process_inline(seq, out)
+                    if out:
+                        feeds.append((seq, out))
+                        for s, entries in out.items():
+                            tables.setdefault(s, []).extend(entries)
+                    if self.trace:
+                        self._trace_event(o)
+                if not outcomes:
+                    return outcomes
+                self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
+                self._commit_catalog()
+            except BaseException as e:
+                self._undo_append(committed, e, f"the append of {len(outcomes)} event(s)")
+            self._committed(feeds)
         self._injected(outcomes)
         return outcomes
+
+    def _committed(self, feeds: list) -> None:
+        """After the catalog commit: HEAD (readers may see the append), then the runtime."""
+        head = self.catalog.next_seq - 1
+        try:
+            self.log.write_head(head)
+        except OSError as e:   # committed all the same: the next commit or open rewrites HEAD
+            log.warning("workspace %s: step %d is committed but log/HEAD could not be written (%s); "
+                        "Spark queries see it after the next append", self.path, head, e.strerror or e)
+        if self._runtime is not None:
+            self._runtime.notify(feeds, head)
+
+    def _undo_append(self, committed: int, e: BaseException, what: str, events: bool = True,
+                     pumps: bool = True) -> None:
+        """An append (or statement) that failed before its commit: the workbench goes back to the
+        workspace's last commit (catalog from disk, log tail removed, in-process queries and pumps
+        rebuilt from the log) and the error is raised: a write that failed for lack of space is a
+        WorkspaceError saying nothing of it was kept."""
+        on_disk = read_catalog(self._catalog_path)[0].next_seq - 1 if self._catalog_path.exists() else 0
+        if on_disk != committed:
+            # the commit itself happened (only a later fsync failed): it is kept, and the next append
+            # writes HEAD and hands the queries what this one released
+            raise WorkspaceError(f"workspace {self.path}: {what} was committed (up to step {on_disk}) but "
+                                 f"writing reported an error after it: {e}") from e
+        self.catalog, self._query_defs, self._query_counter = read_catalog(self._catalog_path)
+        self.log.truncate_after(committed)
+        (self.path / "catalog.json.tmp").unlink(missing_ok=True)
+        for name, q in list(self.queries.items()):   # queries the failed statement started
+            d = self._query_defs.get(name)
+            if q.running and (d is None or not d.get("running")):
+                self.runtime.stop(q)
+                q.running = False
+                if d is None:
+                    del self.queries[name]
+        if events and self._runtime is not None:   # queries that saw the events in-process
+            self._runtime.rebuild(committed)
+        if events or pumps:
+            self.pumps.runners.clear()
+            self.pumps.resume()
+        self.event_trace = [t for t in self.event_trace if t["step"] <= committed]
+        if isinstance(e, OSError):
+            log.error("workspace %s: %s failed and was undone: %s", self.path, what, e)
+            raise WorkspaceError(f"could not write to the workspace {self.path}: {e.strerror or e}; {what} was "
+                                 f"undone (nothing of it is in the log, which is as of step {committed}); free "
+                                 f"space and try again") from None
+        raise e
 
     def on_inject(self, f: Callable[[list], None]) -> None:
         """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
@@ -506,7 +563,12 @@ class Workbench:
         self._writable("loading events")
         with self._lock:
             d = self.catalog.stream(stream) if stream is not None else None
-            res = load_columns(self, d, data, rowtime, chunk, progress)
+            committed = self.catalog.next_seq - 1
+            try:
+                res, feeds = load_columns(self, d, data, rowtime, chunk, progress)
+            except BaseException as e:
+                self._undo_append(committed, e, "the load")
+            self._committed(feeds)
         self._injected(res)
         return res
 

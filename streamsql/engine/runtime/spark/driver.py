@@ -74,6 +74,14 @@ class SparkRuntime(Runtime):
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
 
+    def rebuild(self, head: int) -> None:
+        """Only the shadows saw the failed append (Spark reads up to HEAD, which did not move)."""
+        from ..local.driver import replayed
+        for name in list(self.shadows):
+            q = self.running.get(name, (None,))[0]
+            if q is not None:
+                self.shadows[name] = replayed(self.wb, q, head)
+
     def wait(self, q, timeout=None) -> None:
         entry = self.running.get(q.name)
         if entry is None:
