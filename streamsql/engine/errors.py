@@ -2,7 +2,23 @@
 workbench in a half-changed state (the operation that raised changed nothing)."""
 from __future__ import annotations
 
+import re
+
 from . import time as T
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+
+
+def one_line(message: str, quoted: int = 80) -> str:
+    """A message on one line: line breaks inside it (a multi-line snippet of SQL) become spaces,
+    and a quoted part longer than ``quoted`` characters keeps its start and end."""
+    if "\n" in message or "\r" in message:
+        message = re.sub(r"\s*[\r\n]+\s*", " ", message)
+
+    def shorten(m):
+        t = m.group(1)
+        return m.group(0) if len(t) <= quoted else f"'{t[:quoted // 2 - 2]} ... {t[-(quoted // 2 - 3):]}'"
+    return _QUOTED.sub(shorten, message) if len(message) > quoted else message
 
 
 class StreamSqlError(Exception):
@@ -14,6 +30,7 @@ class SqlError(StreamSqlError):
 
     def __init__(self, message: str, line: int | None = None, col: int | None = None,
                  sql: str | None = None):
+        message = one_line(message)
         super().__init__(message)
         self.message = message
         self.line = line
