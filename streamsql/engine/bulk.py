@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import time as T
-from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, LogEntry, Producer, _is_power_of_ten
-from .errors import EventError
+from .catalog import (DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer,
+                      _is_power_of_ten)
+from .errors import EventError, one_line
 from .log import entry_schema
 from .types import arrow_type, dumps_row, to_json_value
 
@@ -34,19 +35,31 @@ def _as_table(data) -> pa.Table:
     except ImportError:  # pragma: no cover
         pass
     if isinstance(data, dict):
-        return pa.table(data)
+        try:
+            return pa.table(data)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
+            raise EventError(one_line(f"cannot load these columns: {e}", limit=300)) from None
     raise EventError(f"cannot load {type(data).__name__}: give a pyarrow Table, a pandas DataFrame or a dict of columns")
 
 
 def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
     t = col.type
-    if pa.types.is_timestamp(t):
-        return pc.cast(pc.cast(col, pa.timestamp("ms")), pa.int64()).to_numpy()
-    if pa.types.is_integer(t):
-        return pc.cast(col, pa.int64()).to_numpy()
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return np.fromiter((T.parse_timestamp(v) for v in col.to_pylist()), dtype=np.int64, count=len(col))
-    raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
+    try:
+        if pa.types.is_timestamp(t):
+            out = pc.cast(pc.cast(col, pa.timestamp("ms")), pa.int64()).to_numpy()
+        elif pa.types.is_integer(t):
+            out = pc.cast(col, pa.int64()).to_numpy()
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            out = np.array([T.parse_timestamp(v) for v in col.to_pylist()], dtype=np.int64)
+        else:
+            raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
+    except (T.TimeFormatError, pa.ArrowException, OverflowError) as e:
+        raise EventError(one_line(f"column {name}: {e}", limit=300)) from None
+    bad = np.nonzero((out < MIN_EVENT_TIME) | (out > MAX_EVENT_TIME))[0]
+    if len(bad) and not (pa.types.is_integer(t) and col.null_count):   # NULLs were filled with NO_TIME
+        i = int(bad[0])
+        raise EventError(f"column {name}: event {i + 1} has time {int(out[i])}, outside the years 0001 to 9999")
+    return out
 
 
 def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple:
@@ -92,6 +105,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple
     c = wb.catalog
     seq0 = c.next_seq
     err_bound0 = c.state[ERROR_STREAM].bound
+    wb._load_started = True     # from here on the catalog and the log change: a failure is undone
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in prepared:
         a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,

@@ -9,16 +9,21 @@ from . import time as T
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 
 
-def one_line(message: str, quoted: int = 80) -> str:
+def one_line(message: str, quoted: int = 80, limit: int = 500) -> str:
     """A message on one line: line breaks inside it (a multi-line snippet of SQL) become spaces,
-    and a quoted part longer than ``quoted`` characters keeps its start and end."""
+    a quoted part longer than ``quoted`` characters keeps its start and end, and the whole stays
+    under ``limit`` characters (a 10 MB value is not repeated in its error)."""
     if "\n" in message or "\r" in message:
         message = re.sub(r"\s*[\r\n]+\s*", " ", message)
 
     def shorten(m):
         t = m.group(1)
         return m.group(0) if len(t) <= quoted else f"'{t[:quoted // 2 - 2]} ... {t[-(quoted // 2 - 3):]}'"
-    return _QUOTED.sub(shorten, message) if len(message) > quoted else message
+    if len(message) > quoted:
+        message = _QUOTED.sub(shorten, message)
+    if len(message) > limit:
+        message = f"{message[:limit // 2 - 10]} ...({len(message)} characters)... {message[-(limit // 2 - 20):]}"
+    return message
 
 
 class StreamSqlError(Exception):

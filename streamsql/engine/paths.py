@@ -39,7 +39,9 @@ def check_path_name(name, what: str = "query") -> str:
 def check_sql_name(name, what: str = "stream") -> str:
     """``name`` if a quoted SQL identifier could hold it: not empty, at most MAX_NAME characters,
     no control characters (NUL, newlines, ...)."""
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):
+        raise BadNameError(f"invalid {what} name {_show(name)}: a {what} name is a string")
+    if not name:
         raise BadNameError(f"invalid {what} name {_show(name)}: a {what} name cannot be empty")
     if len(name) > MAX_NAME:
         raise BadNameError(f"invalid {what} name {_show(name)}: a {what} name has at most {MAX_NAME} "

@@ -20,7 +20,8 @@ import pyarrow as pa
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError
+from .errors import (BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError,
+                     one_line)
 from .expr import compile_expr
 from .lock import LOCK_FILE, WorkspaceLock
 from .log import EventLog, atomic_write, entry_schema
@@ -564,9 +565,12 @@ class Workbench:
         with self._lock:
             d = self.catalog.stream(stream) if stream is not None else None
             committed = self.catalog.next_seq - 1
+            self._load_started = False
             try:
                 res, feeds = load_columns(self, d, data, rowtime, chunk, progress)
             except BaseException as e:
+                if not self._load_started:    # refused while checking the data: nothing changed
+                    raise
                 self._undo_append(committed, e, "the load")
             self._committed(feeds)
         self._injected(res)
@@ -626,13 +630,16 @@ class Workbench:
             except EventError:
                 clock = T.NO_TIME
             if clock <= T.NO_TIME:
-                raise EventError(f"{t!r} is a time of day, but stream {stream} has no clock yet to give "
-                                 f"the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')")
-            return T.parse_timestamp(t, day=T.day_of(clock))
+                raise EventError(one_line(f"{t!r} is a time of day, but stream {stream} has no clock yet to "
+                                          f"give the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')"))
+            try:
+                return T.parse_timestamp(t, day=T.day_of(clock))
+            except T.TimeFormatError as e:
+                raise EventError(one_line(str(e))) from None
         try:
             return T.parse_timestamp(t)
         except T.TimeFormatError as e:
-            raise EventError(str(e)) from None
+            raise EventError(one_line(str(e))) from None
 
     # ------------------------------------------------------------------ history (issue 7, relational SELECT)
 
