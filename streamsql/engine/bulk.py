@@ -55,10 +55,6 @@ def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
             raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
     except (T.TimeFormatError, pa.ArrowException, OverflowError) as e:
         raise EventError(one_line(f"column {name}: {e}", limit=300)) from None
-    bad = np.nonzero((out < MIN_EVENT_TIME) | (out > MAX_EVENT_TIME))[0]
-    if len(bad) and not (pa.types.is_integer(t) and col.null_count):   # NULLs were filled with NO_TIME
-        i = int(bad[0])
-        raise EventError(f"column {name}: event {i + 1} has time {int(out[i])}, outside the years 0001 to 9999")
     return out
 
 
@@ -101,6 +97,11 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple
             raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
                              "bulk load needs the default producer alone: use inject()")
     refused_all = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
+    outside = np.nonzero(((rt < MIN_EVENT_TIME) | (rt > MAX_EVENT_TIME)) & ~refused_all)[0]
+    if len(outside):
+        i = int(outside[0])
+        raise EventError(f"column {rowtime}: event {i + 1} of the load has time {int(rt[i])}, outside the "
+                         f"years 0001 to 9999")
     prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound | refused_all)) for d, pos in parts]
     c = wb.catalog
     seq0 = c.next_seq
