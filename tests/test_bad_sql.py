@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,3 +132,31 @@ def test_session_alive_after_the_soup():
     rt = (clock or 1577872800000) + 60_000
     wb.insert("Orders", {"productId": 1, "orderId": 1, "units": 5, "ticker": "ORCL", "amount": 1}, rowtime=rt)
     assert [r.values for r in q.rows] == [("ORCL", 5)]
+
+
+# --------------------------------------------------------------------------- found by the corpus and by hand
+
+def test_statements_too_deep_to_analyze_are_positioned_sql_errors(wb_local):
+    wb_local.execute("CREATE STREAM S (a INTEGER)")
+    for text in ["SELECT STREAM " + "(" * 3000 + "1" + ")" * 3000 + " FROM S",
+                 "SELECT STREAM a FROM S WHERE " + " AND ".join(["a = 1"] * 3000)]:
+        script = "CREATE STREAM T (b INTEGER);\n" + text
+        _outcome(wb_local, script)
+        assert "T" in wb_local.catalog.streams     # the statement before it ran
+        wb_local.execute("DROP STREAM T")
+    with pytest.raises(SqlError, match="nested too deeply") as e:
+        wb_local.execute("SELECT STREAM " + "(" * 3000 + "1" + ")" * 3000 + " FROM S")
+    assert (e.value.line, e.value.col) == (1, 1)
+
+
+def test_catalog_errors_have_positions_and_the_error_stream_stays(wb_local):
+    wb_local.execute("CREATE STREAM S (a INTEGER)")
+    wb_local.query("SELECT STREAM ROWTIME, a FROM S", name="reader")
+    for text, words in [("-- c\nDROP STREAM ERRORS", "system stream"),
+                        ("-- c\nCREATE OR REPLACE STREAM ERRORS (a INTEGER)", "system stream"),
+                        ("-- c\nDROP STREAM S", "used by running query"),
+                        ("-- c\nCREATE TABLE t (a VARCHAR(1e999))", "not a whole number")]:
+        with pytest.raises(SqlError, match=words) as e:
+            wb_local.execute(text)
+        assert e.value.line == 2 and e.value.col >= 1 and e.value.sql == text
+    assert [f.name for f in wb_local.catalog.streams["ERRORS"].fields][:2] == ["ERROR_TIME", "ERROR_LEVEL"]
