@@ -19,7 +19,8 @@ import pytest
 from streamsql.engine.catalog import Event
 from streamsql.engine.errors import WorkspaceError
 from streamsql.engine.lock import lock_owner
-from streamsql.engine.workbench import Workbench, clear_workspace
+from streamsql.engine.workbench import Workbench
+from streamsql.engine.workspace import clear_workspace
 
 WRITER = r"""
 import sys

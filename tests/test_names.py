@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from IPython.testing import globalipapp
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
@@ -147,7 +148,7 @@ def test_a_stream_name_that_is_not_a_string_is_a_clear_event_error(wb_local):
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = start_ipython() or globalipapp.get_ipython()   # None when another module started it
     shell.run_line_magic("load_ext", "streamsql")
     yield shell
 

@@ -7,6 +7,7 @@ hands back the rows it released with the step that released them.
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import shutil
@@ -23,13 +24,14 @@ from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_m
 from .errors import (BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError,
                      one_line)
 from .expr import compile_expr
-from .lock import LOCK_FILE, WorkspaceLock
+from .lock import WorkspaceLock
 from .log import EventLog, atomic_write, entry_schema
-from .paths import check_path_name, check_sql_name, under
+from .paths import check_path_name, check_sql_name
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime, make_runtime
+from .workspace import CATALOG_VERSION, read_catalog
 
 log = logging.getLogger("streamsql")
 
@@ -147,7 +149,7 @@ class Workbench:
     def _commit_catalog(self, c: Catalog | None = None) -> None:
         self._writable("writing the catalog")
         c = c or self.catalog
-        data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
+        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self._query_defs,
                 "query_counter": self._query_counter}
         atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
 
@@ -519,9 +521,10 @@ class Workbench:
         self.event_trace = [t for t in self.event_trace if t["step"] <= committed]
         if isinstance(e, OSError):
             log.error("workspace %s: %s failed and was undone: %s", self.path, what, e)
-            raise WorkspaceError(f"could not write to the workspace {self.path}: {e.strerror or e}; {what} was "
-                                 f"undone (nothing of it is in the log, which is as of step {committed}); free "
-                                 f"space and try again") from None
+            full = e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+            raise WorkspaceError(f"{'could not write to' if full else 'failed in'} the workspace {self.path}: "
+                                 f"{e.strerror or e}; {what} was undone (nothing of it is in the log, which is "
+                                 f"as of step {committed}){'; free space and try again' if full else ''}") from None
         raise e
 
     def on_inject(self, f: Callable[[list], None]) -> None:
@@ -675,63 +678,6 @@ class Workbench:
     @property
     def last_seq(self) -> int:
         return self.catalog.next_seq - 1
-
-
-CATALOG_VERSION = 1
-
-
-def clear_workspace(path: str | Path) -> None:
-    """Empty a workspace for a fresh start (``%streamsql reset``), only if no process writes it
-    (else the WorkspaceError naming that process); the lock file stays."""
-    p = Path(path)
-    lock = WorkspaceLock(p).acquire()
-    try:
-        for child in p.iterdir():
-            if child.name == LOCK_FILE:
-                continue
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-    finally:
-        lock.release()
-
-
-def read_catalog(p: Path) -> tuple[Catalog, dict, int]:
-    """A workspace's catalog snapshot: (catalog, query definitions, query counter). A file that is
-    not one (corrupt, truncated, another program's, a newer version) is a WorkspaceError naming it;
-    nothing in it is ever executed."""
-    def bad(why: str) -> WorkspaceError:
-        return WorkspaceError(f"{p} is not a streamsql catalog ({why}); the workspace cannot be opened: "
-                              f"restore the file from a copy, or open another workspace")
-    try:
-        j = json.loads(p.read_bytes())
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        raise bad(f"not valid JSON: {str(e)[:120]}") from None
-    if not isinstance(j, dict) or not isinstance(j.get("catalog"), dict):
-        raise bad("no \"catalog\" object")
-    v = j.get("version")
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise bad(f"version {v!r:.20}")
-    if v > CATALOG_VERSION:
-        raise WorkspaceError(f"{p} was written by a newer streamsql (catalog version {v}; this one reads "
-                             f"{CATALOG_VERSION}): upgrade streamsql to open the workspace")
-    try:
-        c = Catalog.from_json(j["catalog"])
-        for d in c.streams.values():
-            under(p.parent, d.uid)       # a uid is a folder name of the log: never a path
-            entry_schema(d.fields)       # every column type is one we know
-        queries = j.get("queries", {})
-        counter = j.get("query_counter", 0)
-        if not isinstance(queries, dict) or not all(isinstance(d, dict) for d in queries.values()):
-            raise TypeError("\"queries\" is not an object of query definitions")
-        if not isinstance(counter, int):
-            raise TypeError("\"query_counter\" is not a number")
-        if not isinstance(c.next_seq, int) or c.next_seq < 1:
-            raise TypeError("\"next_seq\" is not a positive number")
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError, StreamSqlError) as e:
-        raise bad(f"{type(e).__name__}: {str(e)[:120]}") from None
-    return c, queries, counter
 
 
 def _check_names(stmt: Statement) -> None:

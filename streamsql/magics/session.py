@@ -7,7 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
-from ..engine.workbench import Workbench, clear_workspace
+from ..engine.workbench import Workbench
+from ..engine.workspace import clear_workspace
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
