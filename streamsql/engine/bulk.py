@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import time as T
-from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, LogEntry, Producer, _is_power_of_ten
-from .errors import EventError
+from .catalog import (DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer,
+                      _is_power_of_ten)
+from .errors import EventError, one_line
 from .log import entry_schema
 from .types import arrow_type, dumps_row, to_json_value
 
@@ -34,23 +35,32 @@ def _as_table(data) -> pa.Table:
     except ImportError:  # pragma: no cover
         pass
     if isinstance(data, dict):
-        return pa.table(data)
+        try:
+            return pa.table(data)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
+            raise EventError(one_line(f"cannot load these columns: {e}", limit=300)) from None
     raise EventError(f"cannot load {type(data).__name__}: give a pyarrow Table, a pandas DataFrame or a dict of columns")
 
 
 def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
     t = col.type
-    if pa.types.is_timestamp(t):
-        return pc.cast(pc.cast(col, pa.timestamp("ms")), pa.int64()).to_numpy()
-    if pa.types.is_integer(t):
-        return pc.cast(col, pa.int64()).to_numpy()
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return np.fromiter((T.parse_timestamp(v) for v in col.to_pylist()), dtype=np.int64, count=len(col))
-    raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
+    try:
+        if pa.types.is_timestamp(t):
+            out = pc.cast(pc.cast(col, pa.timestamp("ms")), pa.int64()).to_numpy()
+        elif pa.types.is_integer(t):
+            out = pc.cast(col, pa.int64()).to_numpy()
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            out = np.array([T.parse_timestamp(v) for v in col.to_pylist()], dtype=np.int64)
+        else:
+            raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
+    except (T.TimeFormatError, pa.ArrowException, OverflowError) as e:
+        raise EventError(one_line(f"column {name}: {e}", limit=300)) from None
+    return out
 
 
-def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "LoadResult":
-    """``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
+def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple:
+    """Returns ``(LoadResult, feeds)``; the caller writes HEAD and tells the runtime (after the
+    catalog commit here). ``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
     row; the rows of all streams interleave in the table's order, one step each). An optional
     boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
     from .query import LoadResult
@@ -87,10 +97,16 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
             raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
                              "bulk load needs the default producer alone: use inject()")
     refused_all = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
+    outside = np.nonzero(((rt < MIN_EVENT_TIME) | (rt > MAX_EVENT_TIME)) & ~refused_all)[0]
+    if len(outside):
+        i = int(outside[0])
+        raise EventError(f"column {rowtime}: event {i + 1} of the load has time {int(rt[i])}, outside the "
+                         f"years 0001 to 9999")
     prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound | refused_all)) for d, pos in parts]
     c = wb.catalog
     seq0 = c.next_seq
     err_bound0 = c.state[ERROR_STREAM].bound
+    wb._load_started = True     # from here on the catalog and the log change: a failure is undone
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in prepared:
         a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
@@ -114,9 +130,10 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
         if extra:
             errors_out = _in_step_order(errors_out + [e for es in extra.values() for e in es], err_bound0,
                                         c.state[ERROR_STREAM])
-    # the rows went to the log chunk by chunk above; the error rows, the catalog and HEAD now
-    wb.commit({ERROR_STREAM: errors_out}, feeds)
-    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
+    # the rows went to the log chunk by chunk above; the error rows and the catalog now (the
+    # workbench writes HEAD and tells the runtime once the commit stands)
+    wb.write_commit({ERROR_STREAM: errors_out})
+    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1), feeds
 
 
 def _in_step_order(entries: list, start: int, est) -> list:

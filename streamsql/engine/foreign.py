@@ -16,6 +16,8 @@ fit the stream's columns, goes to the error stream with its file and line number
 """
 from __future__ import annotations
 
+import codecs
+import csv
 import json
 import logging
 import os
@@ -29,12 +31,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import time as T
-from .errors import SqlError
+from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
+from .errors import SqlError, one_line
+from .paths import under
 from .types import arrow_type, coerce
 
 log = logging.getLogger("streamsql.foreign")
 
 CORRUPT = "_corrupt_record"
+#: the most fields a CSV record may have on the Spark engine (more stops the stream's reader)
+MAX_CSV_FIELDS = 1 << 20
 
 
 def check_options(name: str, foreign: dict) -> dict:
@@ -58,10 +64,22 @@ def check_options(name: str, foreign: dict) -> dict:
     unknown = sorted(set(opts) - known)
     if unknown:
         raise SqlError(f"Foreign stream '{name}': unknown option {unknown[0]}; known: {', '.join(sorted(known))}")
+    sep = str(opts.get("SEPARATOR", ","))
+    if len(sep) != 1 or sep in "\r\n\"":
+        raise SqlError(f"Foreign stream '{name}': SEPARATOR must be one character (not a quote or a line end), "
+                       f"not {sep!r}")
+    encoding = str(opts.get("CHARACTER_ENCODING", "UTF-8"))
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise SqlError(f"Foreign stream '{name}': unknown CHARACTER_ENCODING {encoding!r}") from None
+    max_files = str(opts.get("MAX_FILES_PER_BATCH", 64))
+    if not max_files.isdigit() or int(max_files) < 1:
+        raise SqlError(f"Foreign stream '{name}': MAX_FILES_PER_BATCH must be a whole number of at least 1, "
+                       f"not {max_files!r}")
     return {"directory": str(opts["DIRECTORY"]), "pattern": pattern,
             "skip_header": str(opts.get("SKIP_HEADER", "false")).lower() in ("true", "1", "yes"),
-            "separator": str(opts.get("SEPARATOR", ",")), "encoding": str(opts.get("CHARACTER_ENCODING", "UTF-8")),
-            "max_files": int(opts.get("MAX_FILES_PER_BATCH", 64))}
+            "separator": sep, "encoding": encoding, "max_files": int(max_files)}
 
 
 class FileReader:
@@ -116,9 +134,9 @@ class FileReader:
         n = len(corrupt)
         if lines is None:
             lines = numbered_lines(path, self.opts["encoding"], self.opts["skip_header"])
-        lineno = [ln for ln, _t in lines]
-        texts = [t for _ln, t in lines]
-        errors: list = [None] * n
+        lineno = [ln for ln, _t, _p in lines]
+        texts = [t for _ln, t, _p in lines]
+        errors: list = [problem for _ln, _t, problem in lines][:n] + [None] * max(0, n - len(lines))
         typed = []
         for i, f in enumerate(self.fields):
             col = cols[i]
@@ -176,6 +194,9 @@ class FileReader:
         else:
             clock = self.wb.clock(self.stream) or T.NO_TIME
             rt = np.full(n, max(int(_time.time() * 1000), clock), dtype=np.int64)
+        for k in range(n):
+            if errors[k] is None and not MIN_EVENT_TIME <= rt[k] <= MAX_EVENT_TIME:
+                errors[k] = "the rowtime is outside the years 0001 to 9999"
         error_data = []
         for k in range(n):
             if errors[k] is None:
@@ -183,7 +204,7 @@ class FileReader:
             else:
                 where = {"file": path, "line": lineno[k] if k < len(lineno) else None,
                          "record": texts[k] if k < len(texts) else corrupt[k]}
-                errors[k] = f"{os.path.basename(path)}:{where['line']}: {errors[k]}"
+                errors[k] = one_line(f"{os.path.basename(path)}:{where['line']}: {errors[k]}", limit=300)
                 error_data.append(json.dumps(where))
         good_rt = rt[[e is None for e in errors]] if n else rt
         last = int(good_rt.max()) if len(good_rt) else None
@@ -209,15 +230,27 @@ class FileReader:
                  sum(1 for e in errors if e is not None), *self.progress)
 
 
-def numbered_lines(path: str, encoding: str, skip_header: bool) -> list[tuple[int, str]]:
-    """The file's records with their line numbers (blank lines and the header are not records)."""
+def numbered_lines(path: str, encoding: str, skip_header: bool) -> list[tuple[int, str, str | None]]:
+    """The file's records with their line numbers (blank lines and the header are not records)
+    and, for a line that is not text in ``encoding`` (or holds NUL bytes: a binary file such as
+    Parquet in the directory), why it cannot be a record; its text is then shown with
+    replacement characters."""
     out = []
-    with open(path, encoding=encoding, newline="") as f:
-        for i, line in enumerate(f, 1):
-            text = line.rstrip("\r\n")
-            if not text.strip():
-                continue
-            out.append((i, text))
+    with open(path, "rb") as f:
+        data = f.read()
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        raw = raw.rstrip(b"\r")
+        problem = None
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as e:
+            text = raw.decode(encoding, errors="replace")
+            problem = f"not {encoding} text (byte 0x{raw[e.start]:02x} at column {e.start + 1})"
+        if problem is None and "\x00" in text:
+            problem = "not text (it holds NUL bytes: a binary file?)"
+        if not text.strip():
+            continue
+        out.append((i, text[:1000] if problem else text, problem))
     return out[1:] if skip_header and out else out
 
 

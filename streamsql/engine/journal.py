@@ -95,9 +95,10 @@ class Journal:
         return {"since": self.since, "flushed": self.flushed, "untracked": self.untracked,
                 "tail": list(self.tail)}
 
-    def restore(self, j: dict | None, committed: int, active_uids: list[str]) -> int:
+    def restore(self, j: dict | None, committed: int, active_uids: list[str], repair: bool = True) -> int:
         """State from the snapshot (``None``: a workspace older than the journal, which starts
-        now); deletes segment files of an interrupted commit. Returns how many."""
+        now); deletes segment files of an interrupted commit (not when ``repair`` is false: a
+        read-only workbench, whose writer may be writing them). Returns how many."""
         if j is None:
             self.since = self.flushed = committed
             self.untracked = list(active_uids)
@@ -107,7 +108,7 @@ class Journal:
             self.untracked = list(j.get("untracked", []))
             self.tail = list(j.get("tail", []))
         n = 0
-        if self.dir.exists():
+        if repair and self.dir.exists():
             for p in self.dir.iterdir():
                 m = _SEG_RE.match(p.name)
                 if p.name.endswith(".tmp") or (m and int(m.group(1)) > self.flushed):
@@ -121,8 +122,10 @@ class Journal:
         """Journal the outcomes of one ``inject`` (committed with the next snapshot)."""
         for o in outcomes:
             ev = o.event
-            e = {"seq": o.seq, "stream": ev.stream, "kind": ev.kind}
-            d = catalog.streams.get(ev.stream)
+            # a refused event may name its stream or producer with anything: kept as text
+            stream = ev.stream if isinstance(ev.stream, str) else repr(ev.stream)
+            e = {"seq": o.seq, "stream": stream, "kind": ev.kind}
+            d = catalog.streams.get(ev.stream) if isinstance(ev.stream, str) else None
             if d is not None:
                 e["uid"] = d.uid
             if ev.rowtime is not None:
@@ -133,7 +136,7 @@ class Journal:
             if ev.strict:
                 e["strict"] = True
             if ev.producer is not None and ev.producer != "default":
-                e["producer"] = ev.producer
+                e["producer"] = ev.producer if isinstance(ev.producer, str) else repr(ev.producer)
             if ev.values:
                 e["values"] = {str(k): plain(v) for k, v in ev.values.items()}
             if o.status != "ok":

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import StreamSqlError
+from .errors import StreamSqlError, WorkspaceError
 
 FORMATS = ("parquet", "csv")
 
@@ -31,7 +31,7 @@ class FileSink:
         self.format = format
         self.path.mkdir(parents=True, exist_ok=True)
         self._mark = self.path / "_streamsql_sink.json"
-        self.last_step = json.loads(self._mark.read_text())["last_step"] if self._mark.exists() else -1
+        self.last_step = _last_step(self._mark) if self._mark.exists() else -1
 
     def _columns(self, t: pa.Table) -> pa.Table:
         fields = self.q.fields
@@ -62,3 +62,14 @@ class FileSink:
         """Write one chunk (``STEP, ROWTIME`` and the select list) as ``name`` (the runtime's
         subclass: rewriting the same name replaces it)."""
         raise NotImplementedError
+
+
+def _last_step(mark: Path) -> int:
+    try:
+        step = json.loads(mark.read_bytes())["last_step"]
+    except (ValueError, TypeError, KeyError) as e:
+        raise WorkspaceError(f"{mark} is not a streamsql sink mark ({type(e).__name__}); remove it to "
+                             f"write every released row again") from None
+    if not isinstance(step, int):
+        raise WorkspaceError(f"{mark} is not a streamsql sink mark (last_step {step!r:.40})")
+    return step

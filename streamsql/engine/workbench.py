@@ -7,6 +7,7 @@ hands back the rows it released with the step that released them.
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -18,15 +19,19 @@ from typing import Any, Callable, Iterable
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import EventError, LateRowError, SqlError, StreamSqlError
+from .errors import (BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError,
+                     one_line)
 from .expr import compile_expr
 from .journal import Journal
+from .lock import WorkspaceLock
 from .log import EventLog, atomic_write, entries_table, read_feeds
+from .paths import check_path_name, check_sql_name
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime
+from .workspace import CATALOG_VERSION, read_catalog
 
 log = logging.getLogger("streamsql")
 
@@ -41,19 +46,42 @@ class Workbench:
     ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
     reader that gives the quickest one-event steps.
+
+    One process writes a workspace at a time (a lock file names it); ``read_only=True`` opens a
+    workspace another process writes: catalog, clocks, history and relational queries, as of
+    the last :meth:`refresh`; every write raises a :class:`WorkspaceError`.
     """
 
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
-                 reader: str = "simple"):
+                 reader: str = "simple", read_only: bool = False):
         check_engine(engine)
         self._tmp = None
+        self._ws_lock: WorkspaceLock | None = None
+        self.read_only = bool(read_only)
         if workspace is None:
+            if self.read_only:
+                raise WorkspaceError("a read-only workbench needs the path of an existing workspace")
             self._tmp = tempfile.mkdtemp(prefix="streamsql-")
             workspace = self._tmp
         self.path = Path(workspace).resolve()
-        self.path.mkdir(parents=True, exist_ok=True)
+        if self.read_only:
+            if not (self.path / "catalog.json").is_file():
+                raise WorkspaceError(f"no workspace at {self.path} (no catalog.json) to open read-only")
+        else:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
+            self._ws_lock = WorkspaceLock(self.path).acquire()
+        try:
+            self._open(engine, master, buckets, batch_events, durable, spark_conf, trace, reader)
+        except BaseException:
+            self._release()
+            raise
+
+    def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader) -> None:
         self.engine = engine
         #: the Spark master URL (None: ``local[*]``); a cluster's workers must read ``path``
         self.master = master or os.environ.get("STREAMSQL_MASTER") or None
@@ -63,7 +91,7 @@ class Workbench:
             raise ValueError(f"reader must be 'simple' or 'parallel', not {reader!r}")
         self.reader = reader
         self.spark_conf = dict(spark_conf or {})
-        self.log = EventLog(self.path, durable=durable)
+        self.log = EventLog(self.path, durable=durable, read_only=self.read_only)
         #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
         self.journal = Journal(self.path, durable=durable)
         self.durable = durable
@@ -77,11 +105,17 @@ class Workbench:
         self._inject_listeners: list = []
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
+        #: what opening the workspace found wrong and repaired (a torn log tail): one line each
+        self.open_warnings: list[str] = []
+        if self._ws_lock is not None and self._ws_lock.took_over:
+            self.open_warnings.append(self._ws_lock.took_over)
+            log.warning("%s", self._ws_lock.took_over)
         self.catalog = self._open_catalog()
         from .pumps import Pumps
         self.pumps = Pumps(self)
-        self.pumps.resume()
-        self._resume_queries()
+        if not self.read_only:     # a reader runs nothing: no pumps, no queries
+            self.pumps.resume()
+            self._resume_queries()
 
     # ------------------------------------------------------------------ workspace
 
@@ -92,28 +126,39 @@ class Workbench:
     def _open_catalog(self) -> Catalog:
         p = self._catalog_path
         if not p.exists():
+            if any((self.path / "log").glob("*/*.arrow")):
+                raise WorkspaceError(f"{self.path} has an event log but no catalog.json: it cannot be opened "
+                                     f"(restore catalog.json, or move the folder away to start afresh)")
             c = Catalog()
             self.save_catalog(c)
             return c
-        j = json.loads(p.read_text())
-        c = Catalog.from_json(j["catalog"])
-        self._query_defs = j.get("queries", {})
-        self._query_counter = j.get("query_counter", 0)
-        dropped = self.log.truncate_after(c.next_seq - 1)
-        if dropped:
-            log.info("workspace %s: removed %d uncommitted log segments", self.path, dropped)
+        c, self._query_defs, self._query_counter, journal = read_catalog(p)
+        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only)
         active = [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
-        if self.journal.restore(j.get("journal"), c.next_seq - 1, active):
+        if self.journal.restore(journal, c.next_seq - 1, active, repair=not self.read_only):
             log.info("workspace %s: removed uncommitted journal segments", self.path)
-        self.log.write_head(c.next_seq - 1)
         return c
+
+    def refresh(self) -> None:
+        """Read-only workbench: see what the writer has committed since (catalog, clocks, log)."""
+        if not self.read_only:
+            return
+        with self._lock:
+            self.open_warnings = []
+            self.catalog = self._open_catalog()
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise WorkspaceError(f"this workbench is read-only ({self.path}): {what} needs the workspace's "
+                                 f"writer; open it with Workbench(path) once no other process has it")
 
     def save_catalog(self, c: Catalog | None = None) -> None:
         """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
         after a change of definitions, or as step 2 of :meth:`commit`."""
+        self._writable("writing the catalog")
         c = c or self.catalog
         self.journal.before_commit()
-        data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
+        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self._query_defs,
                 "query_counter": self._query_counter, "journal": self.journal.to_json()}
         atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
 
@@ -125,8 +170,15 @@ class Workbench:
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
+        self._release()
+
+    def _release(self) -> None:
+        if self._ws_lock is not None:
+            self._ws_lock.release()
+            self._ws_lock = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def __enter__(self):
         return self
@@ -149,6 +201,7 @@ class Workbench:
 
     def record_sink(self, query: str, path: str, fmt: str) -> None:
         """Remember that ``query`` writes its rows to ``path`` (resumed with the workspace)."""
+        self._writable("write_to")
         self._query_defs.get(query, {}).setdefault("sinks", []).append([path, fmt])
         self.save_catalog()
 
@@ -159,10 +212,28 @@ class Workbench:
         the first one). Errors carry the position in ``sql``; statements before the failing one
         stay done, the failing one changes nothing."""
         from .sql import analyze, split_script
+        if name is not None:
+            check_path_name(name, "query")   # before anything runs: a bad name changes nothing
         results = []
         for st in split_script(sql):
-            stmt = analyze(st, self.catalog, script=sql)
-            results.append(self._run(stmt, name))
+            try:
+                stmt = analyze(st, self.catalog, script=sql)
+            except RecursionError:
+                raise SqlError("Statement nested too deeply to analyze (simplify its expressions or "
+                               "sub-queries)", st.line, st.col, sql) from None
+            try:
+                _check_names(stmt)
+                results.append(self._run(stmt, name))
+            except (SqlError, BadNameError) as e:
+                if isinstance(e, SqlError) and e.line is not None and e.sql is not None:
+                    raise
+                # an error the catalog raised: at the statement (or where the error says)
+                line, col = ((e.line, e.col) if isinstance(e, SqlError) and e.line is not None
+                             else (_pos(stmt) or (st.line, st.col)))
+                raise SqlError(getattr(e, "message", str(e)), line, col, sql) from None
+            except RecursionError:
+                raise SqlError("Statement nested too deeply to run (simplify its expressions or "
+                               "sub-queries)", st.line, st.col, sql) from None
             if results[-1].query is not None:
                 name = None
         return results
@@ -180,6 +251,18 @@ class Workbench:
                 (name in q.plan.streams or name in q.plan.tables)]
 
     def _run(self, stmt: Statement, name: str | None) -> Result:
+        committed = self.catalog.next_seq - 1
+        try:
+            return self._run_statement(stmt, name)
+        except OSError as e:   # a catalog write that failed (disk full): back to the last commit
+            with self._lock:
+                self._undo_append(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
+                                  events=False, pumps=isinstance(stmt, (CreatePump, AlterPump, Drop)))
+
+    def _run_statement(self, stmt: Statement, name: str | None) -> Result:
+        if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
+            words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
+            self._writable(f"{words} (only relational SELECTs run on a read-only workbench)")
         with self._lock:
             c = self.catalog
             if isinstance(stmt, CreateStream):
@@ -221,9 +304,9 @@ class Workbench:
                                        f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
                                        *(_pos(stmt)))
                 d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
+                self.save_catalog()      # first: a failed commit must not have lost the stream's log
                 if d is not None and stmt.kind == "STREAM":
                     self.log.drop_stream(d.uid)
-                self.save_catalog()
                 return Result(stmt, f"{stmt.kind.title()} {stmt.name} dropped")
             if isinstance(stmt, InsertValues):
                 return self._insert_values(stmt)
@@ -302,6 +385,8 @@ class Workbench:
                 r.wait()
 
     def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
+        if name is not None:
+            check_path_name(name, "query")
         if name is None:
             self._query_counter += 1
             name = f"q{self._query_counter}"
@@ -325,6 +410,7 @@ class Workbench:
         return q
 
     def stop_query(self, name: str) -> None:
+        self._writable("stop_query")
         q = self.queries.get(name)
         if q is None:
             raise StreamSqlError(f"no query named {name}; queries: {', '.join(self.queries) or 'none'}")
@@ -339,6 +425,12 @@ class Workbench:
         for name, d in list(self._query_defs.items()):
             if not d.get("running"):
                 continue
+            try:
+                check_path_name(name, "query")
+            except StreamSqlError as e:   # a workspace made before names were checked
+                log.warning("query %s was not resumed: %s", name, e)
+                d["running"] = False
+                continue
             from .sql import analyze
             try:
                 stmt = analyze(d["sql"], self.catalog)
@@ -349,8 +441,15 @@ class Workbench:
             q = ContinuousQuery(self, name, stmt.query, d["start_seq"])
             q.start_clocks = d.get("start_clocks", {})
             self.queries[name] = q
-            q._sinks = [self.runtime.file_sink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
-            self.runtime.start(q, resume=True)
+            try:
+                q._sinks = [self.runtime.file_sink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
+                self.runtime.start(q, resume=True)
+            except WorkspaceError as e:   # e.g. a damaged log segment: the query fails, the workspace opens
+                self.runtime.stop(q)
+                q.running, q.error = False, str(e)
+                self.open_warnings.append(f"query {name} could not be resumed: {e}")
+                log.warning("query %s could not be resumed: %s", name, e)
+                continue
             self.start_readers(q.plan.streams)
 
     # ------------------------------------------------------------------ injection
@@ -358,28 +457,34 @@ class Workbench:
     def inject(self, events: Iterable[Event]) -> list[Outcome]:
         """Inject events in order as one durable append; returns each event's outcome (nothing
         raises for bad events: see ``Outcome.status``)."""
+        self._writable("injecting events")
         with self._lock:
             c = self.catalog
+            committed = c.next_seq - 1
             feeds: list[tuple[int, dict[str, list[LogEntry]]]] = []
             outcomes = []
-            tables: dict[str, list[LogEntry]] = {}
-            for ev in events:
-                seq = c.next_seq
-                c.next_seq += 1
-                out: dict[str, list[LogEntry]] = {}
-                o = c.apply(ev, seq, out)
-                outcomes.append(o)
-                if out:
-                    self.process_before_commit(seq, out)
-                    feeds.append((seq, out))
-                    for s, entries in out.items():
-                        tables.setdefault(s, []).extend(entries)
-                if self.trace:
-                    self._trace_event(o)
-            if not outcomes:
-                return outcomes
-            self.journal.record(outcomes, c)
-            self.commit(tables, feeds)
+            try:
+                tables: dict[str, list[LogEntry]] = {}
+                for ev in events:
+                    seq = c.next_seq
+                    c.next_seq += 1
+                    out: dict[str, list[LogEntry]] = {}
+                    o = c.apply(ev, seq, out)
+                    outcomes.append(o)
+                    if out:
+                        self.process_before_commit(seq, out)
+                        feeds.append((seq, out))
+                        for s, entries in out.items():
+                            tables.setdefault(s, []).extend(entries)
+                    if self.trace:
+                        self._trace_event(o)
+                if not outcomes:
+                    return outcomes
+                self.journal.record(outcomes, c)
+                self.write_commit(tables)
+            except BaseException as e:
+                self._undo_append(committed, e, f"the append of {len(outcomes)} event(s)")
+            self._committed(feeds)
         self._injected(outcomes)
         return outcomes
 
@@ -388,21 +493,74 @@ class Workbench:
     def commit(self, entries: dict[str, list[LogEntry]], feeds: list) -> None:
         """Make the events up to ``catalog.next_seq - 1`` durable and visible, in the log's
         order (:mod:`~streamsql.engine.log`): the stream-log ``entries`` not written yet, the
-        catalog snapshot, then HEAD; then the runtime hears of ``feeds`` (``[(seq, {stream:
-        entries})]``, the events just committed, for runtimes that want them)."""
+        catalog snapshot (:meth:`write_commit`), then HEAD and the runtime hears of ``feeds``
+        (``[(seq, {stream: entries})]``, the events just committed, for runtimes that want them).
+        A failure before the catalog is written leaves the caller to undo the append."""
+        self.write_commit(entries)
+        self._committed(feeds)
+
+    def write_commit(self, entries: dict[str, list[LogEntry]]) -> None:
+        """Steps 1 and 2 of :meth:`commit`: the stream-log entries, then the catalog snapshot
+        (the commit point)."""
         c = self.catalog
         if entries:
             self.log.write_segments({c.streams[s].uid: entries_table(c.streams[s].fields, es)
                                      for s, es in entries.items() if es})
         self.save_catalog()
-        self.log.write_head(c.next_seq - 1)
-        if self._runtime is not None:
-            self._runtime.notify(feeds, c.next_seq - 1)
 
     def feeds(self, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
         """The committed stream-log entries of ``streams`` with ``start < step <= end``, grouped
         by event (what in-process queries and pumps replay when a workspace reopens)."""
         return read_feeds(self.log, self.catalog, streams, start, end)
+
+    def _committed(self, feeds: list) -> None:
+        """After the catalog commit: HEAD (readers may see the append), then the runtime."""
+        head = self.catalog.next_seq - 1
+        try:
+            self.log.write_head(head)
+        except OSError as e:   # committed all the same: the next commit or open rewrites HEAD
+            log.warning("workspace %s: step %d is committed but log/HEAD could not be written (%s); "
+                        "Spark queries see it after the next append", self.path, head, e.strerror or e)
+        if self._runtime is not None:
+            self._runtime.notify(feeds, head)
+
+    def _undo_append(self, committed: int, e: BaseException, what: str, events: bool = True,
+                     pumps: bool = True) -> None:
+        """An append (or statement) that failed before its commit: the workbench goes back to the
+        workspace's last commit (catalog from disk, log tail removed, in-process queries and pumps
+        rebuilt from the log) and the error is raised: a write that failed for lack of space is a
+        WorkspaceError saying nothing of it was kept."""
+        on_disk = read_catalog(self._catalog_path)[0].next_seq - 1 if self._catalog_path.exists() else 0
+        if on_disk != committed:
+            # the commit itself happened (only a later fsync failed): it is kept, and the next append
+            # writes HEAD and hands the queries what this one released
+            raise WorkspaceError(f"workspace {self.path}: {what} was committed (up to step {on_disk}) but "
+                                 f"writing reported an error after it: {e}") from e
+        self.catalog, self._query_defs, self._query_counter, journal = read_catalog(self._catalog_path)
+        self.log.truncate_after(committed)
+        active = [d.uid for n, d in self.catalog.streams.items() if not d.system and _has_events(self.catalog.state[n])]
+        self.journal.restore(journal, committed, active)
+        (self.path / "catalog.json.tmp").unlink(missing_ok=True)
+        for name, q in list(self.queries.items()):   # queries the failed statement started
+            d = self._query_defs.get(name)
+            if q.running and (d is None or not d.get("running")):
+                self.runtime.stop(q)
+                q.running = False
+                if d is None:
+                    del self.queries[name]
+        if events and self._runtime is not None:   # queries that saw the events in-process
+            self._runtime.rebuild(committed)
+        if events or pumps:
+            self.pumps.runners.clear()
+            self.pumps.resume()
+        self.event_trace = [t for t in self.event_trace if t["step"] <= committed]
+        if isinstance(e, OSError):
+            log.error("workspace %s: %s failed and was undone: %s", self.path, what, e)
+            full = e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+            raise WorkspaceError(f"{'could not write to' if full else 'failed in'} the workspace {self.path}: "
+                                 f"{e.strerror or e}; {what} was undone (nothing of it is in the log, which is "
+                                 f"as of step {committed}){'; free space and try again' if full else ''}") from None
+        raise e
 
     def on_inject(self, f: Callable[[list], None]) -> None:
         """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
@@ -441,9 +599,18 @@ class Workbench:
         boolean ``BOUND`` column marks punctuation. ``progress(done, total)`` is called per chunk.
         """
         from .bulk import load_columns
+        self._writable("loading events")
         with self._lock:
             d = self.catalog.stream(stream) if stream is not None else None
-            res = load_columns(self, d, data, rowtime, chunk, progress)
+            committed = self.catalog.next_seq - 1
+            self._load_started = False
+            try:
+                res, feeds = load_columns(self, d, data, rowtime, chunk, progress)
+            except BaseException as e:
+                if not self._load_started:    # refused while checking the data: nothing changed
+                    raise
+                self._undo_append(committed, e, "the load")
+            self._committed(feeds)
         self._injected(res)
         return res
 
@@ -491,13 +658,16 @@ class Workbench:
             except EventError:
                 clock = T.NO_TIME
             if clock <= T.NO_TIME:
-                raise EventError(f"{t!r} is a time of day, but stream {stream} has no clock yet to give "
-                                 f"the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')")
-            return T.parse_timestamp(t, day=T.day_of(clock))
+                raise EventError(one_line(f"{t!r} is a time of day, but stream {stream} has no clock yet to "
+                                          f"give the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')"))
+            try:
+                return T.parse_timestamp(t, day=T.day_of(clock))
+            except T.TimeFormatError as e:
+                raise EventError(one_line(str(e))) from None
         try:
             return T.parse_timestamp(t)
         except T.TimeFormatError as e:
-            raise EventError(str(e)) from None
+            raise EventError(one_line(str(e))) from None
 
     # ------------------------------------------------------------------ history (issue 7, relational SELECT)
 
@@ -505,6 +675,7 @@ class Workbench:
         """Let relational (non-STREAM) SELECTs read ``stream``'s retained history: its rows within
         ``window_ms`` of the stream's clock (all of them when None); ``enabled=False`` turns it off.
         Without history a relational query on the stream fails with ``Cannot convert stream``."""
+        self._writable("set_history")
         with self._lock:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
             self.save_catalog()
@@ -553,6 +724,26 @@ class Workbench:
 
 def _has_events(st) -> bool:
     return bool(st.bound > T.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
+
+
+def _check_names(stmt: Statement) -> None:
+    """Names a statement creates: what a quoted SQL identifier can hold (never empty, at most
+    128 characters, no control characters); errors at the name's position."""
+    kinds = {CreateStream: "stream", CreateTable: "table", CreateView: "view", CreatePump: "pump"}
+    what = kinds.get(type(stmt))
+    if what is None:
+        return
+    try:
+        check_sql_name(stmt.name, what)
+    except BadNameError as e:
+        raise SqlError(str(e), *(_pos(stmt))) from None
+    cols = [(c.name, c.position) for c in getattr(stmt, "columns", None) or [] if hasattr(c, "name")]
+    cols += [(c, None) for c in (getattr(stmt, "column_names", None) or [])]
+    for c, p in cols:
+        try:
+            check_sql_name(c, "column")
+        except BadNameError as e:
+            raise SqlError(str(e), *((p.line, p.col) if p else _pos(stmt))) from None
 
 
 def _pos(stmt: Statement) -> tuple:

@@ -15,6 +15,7 @@ from traitlets import Bool, Enum, Int, Unicode, observe
 
 from ..engine.events import EventsFileError
 from ..engine.errors import SqlError, StreamSqlError
+from ..engine.paths import check_path_name
 from ..engine.sql import split_script
 from .literals import InterpolationError, interpolate
 from .session import KernelWorkbench
@@ -159,6 +160,8 @@ class StreamSql(Magics):
         sql = interpolate(sql, ns)
         if not sql.strip():
             return None
+        if args.name is not None:   # refused before anything runs (the name becomes a folder)
+            check_path_name(args.name, "query")
         wb = self.kernel.wb
         name = args.name
         queries = []

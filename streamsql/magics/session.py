@@ -4,11 +4,11 @@ first Spark query, after a visible "starting Spark…" line."""
 from __future__ import annotations
 
 import logging
-import shutil
 import sys
 from pathlib import Path
 
 from ..engine.workbench import Workbench
+from ..engine.workspace import clear_workspace
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -67,7 +67,7 @@ class KernelWorkbench:
         if configured:
             p = Path(configured).expanduser().resolve()
             if (p / "catalog.json").exists():
-                shutil.rmtree(p)
+                clear_workspace(p)      # refused while another process writes it
         wb = self.wb
         where = str(wb.path) if configured else "a temporary directory"
         return f"Workbench reset: new empty workspace in {where}"

@@ -57,6 +57,10 @@ class Runtime(ABC):
     def notify(self, feeds: list, head: int) -> None:
         """After a commit: ``feeds`` are the events just committed, ``head`` the last step."""
 
+    def rebuild(self, head: int) -> None:
+        """An append failed before its commit: state that saw its events in-process goes back to
+        step ``head`` (rebuilt from the log), and nothing of it is delivered."""
+
     # ------------------------------------------------------------------ the rest of a session
 
     @abstractmethod

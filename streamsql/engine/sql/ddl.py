@@ -79,7 +79,13 @@ def _columns(tree: N.CreateStreamStatement, env: Env, kind: str) -> list[ColumnD
         if name in seen:
             raise source.error(f"Duplicate column '{name}'", c.this)
         seen.add(name)
-        params = [int(p.this) for p in c.args.get("params") or []]
+        params = []
+        for p in c.args.get("params") or []:
+            text = str(getattr(p, "this", p))
+            if not text.isdigit() or len(text) > 9:
+                raise source.error(f"Type parameter '{text[:20]}' of column '{name}' is not a whole number "
+                                   f"(like VARCHAR(10) or DECIMAL(10, 2))", p if isinstance(p, exp.Expr) else c.this)
+            params.append(int(text))
         t = sql_type(c.args["type"], params, source, c.meta.get("type_pos"),
                      nullable=not c.args.get("not_null"))
         out.append(ColumnDef(name, t, source.position(start_of(c.this))))

@@ -13,6 +13,18 @@ def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, l
     return wb.feeds(streams, start, end)
 
 
+def replayed(wb, q, head: int) -> LocalQuery:
+    """A fresh local query for ``q`` that has processed the log up to ``head`` (nothing delivered;
+    its trace cut back to ``head``)."""
+    lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks)
+    for seq, feed in read_feeds(wb, q.plan.streams, q.start_seq, head):
+        if seq > q.start_seq:
+            lq.process(seq, feed)
+    while q.trace and q.trace[-1]["step"] > head:
+        q.trace.pop()
+    return lq
+
+
 def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors: bool):
     """Step an in-process query through one event before its commit (and record its trace);
     None when the event is not for it. Queries that read the error stream go in a second
@@ -65,6 +77,13 @@ class LocalRuntime(Runtime):
         for q, _lq in list(self.running.values()):
             q._deliver(self._pending.pop(q.name, []))
             q.processed_seq = max(q.processed_seq, head)
+
+    def rebuild(self, head: int) -> None:
+        self._pending.clear()
+        for name, (q, _old) in list(self.running.items()):
+            lq = replayed(self.wb, q, head)
+            q.handle = lq
+            self.running[name] = (q, lq)
 
     def _feed(self, q, lq: LocalQuery, feeds) -> None:
         out = []

@@ -28,10 +28,10 @@ class PolledFileReader(FileReader):
             lines = numbered_lines(path, o["encoding"], o["skip_header"])
             cols: list[list] = [[] for _ in range(width)]
             corrupt = []
-            for _lineno, text in lines:
+            for _lineno, text, problem in lines:
                 try:
-                    parsed = next(iter(csv.reader([text], delimiter=o["separator"])))
-                except Exception:
+                    parsed = None if problem else next(iter(csv.reader([text], delimiter=o["separator"])))
+                except (csv.Error, StopIteration):
                     parsed = None
                 if parsed is None or len(parsed) != width:
                     corrupt.append(text)

@@ -7,6 +7,7 @@ import shutil
 import threading
 
 from ...errors import StreamSqlError
+from ...paths import under
 from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_session
@@ -22,12 +23,12 @@ class SparkRuntime(Runtime):
         self.shadows: dict = {}
 
     def _spark(self):
-        return get_session(self.wb.master, self.wb.spark_conf, log_dir=self.wb.path / "logs",
+        return get_session(self.wb.master, self.wb.spark_conf, log_dir=None if self.wb.read_only else self.wb.path / "logs",
                            on_start=getattr(self.wb, "on_spark_start", None))
 
     def start(self, q, resume: bool = False) -> None:
         spark = self._spark()
-        folder = self.wb.path / "queries" / q.name
+        folder = under(self.wb.path, "queries", q.name)
         if not resume and folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
@@ -73,6 +74,14 @@ class SparkRuntime(Runtime):
 
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
+
+    def rebuild(self, head: int) -> None:
+        """Only the shadows saw the failed append (Spark reads up to HEAD, which did not move)."""
+        from ..local.driver import replayed
+        for name in list(self.shadows):
+            q = self.running.get(name, (None,))[0]
+            if q is not None:
+                self.shadows[name] = replayed(self.wb, q, head)
 
     def wait(self, q, timeout=None) -> None:
         entry = self.running.get(q.name)

@@ -7,7 +7,8 @@ import os
 
 import pyarrow.compute as pc
 
-from ...foreign import CORRUPT, FileReader
+from ...foreign import CORRUPT, MAX_CSV_FIELDS, FileReader
+from ...paths import under
 
 
 def local_path(uri: str) -> str:
@@ -23,12 +24,15 @@ class SparkFileReader(FileReader):
     def start(self) -> None:
         schema = ", ".join([f"`c{i}` STRING" for i in range(len(self.fields))] + [f"`{CORRUPT}` STRING"])
         o = self.opts
-        folder = self.wb.path / "foreign" / self.wb.catalog.streams[self.stream].uid
+        folder = under(self.wb.path, "foreign", self.wb.catalog.streams[self.stream].uid)
         df = (self.spark.readStream.schema(schema)
               .option("header", "true" if o["skip_header"] else "false")
               .option("sep", o["separator"]).option("encoding", o["encoding"])
               .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
               .option("maxFilesPerTrigger", o["max_files"])
+              # a record with more fields than this stops Spark's CSV parser even in PERMISSIVE mode
+              # (it is not a malformed record to it): far above its default of 20,480
+              .option("maxColumns", MAX_CSV_FIELDS)
               .csv(o["directory"])
               .selectExpr("*", "input_file_name() AS _file"))
 
