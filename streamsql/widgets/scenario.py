@@ -19,6 +19,7 @@ EXPECTED = ".expected.jsonl"
 
 @dataclasses.dataclass
 class Scenario:
+    """A scenario file set (``NAME.sql``, ``NAME.events.jsonl``, optional ``NAME.expected.jsonl``), read once."""
     name: str
     sql: str
     events: list[Event]
