@@ -40,6 +40,7 @@ html_title = "streamsql"
 html_show_sphinx = False
 html_show_sourcelink = False
 html_copy_source = False
+smartquotes = False             # error messages and SQL are shown exactly as the engine writes them
 
 # MyST: Markdown with directives; headings get anchors so pages can link to sections
 myst_enable_extensions = ["colon_fence", "deflist"]
@@ -73,3 +74,6 @@ nitpick_ignore_regex = [
     # the engine's internals that appear in signatures but are not part of the public API
     ("py:class", r"(streamsql\.engine\.(plan|runtime\.base|expr|types)\.\w+|Query|Field|Statement|Runtime)"),
 ]
+
+# executed cells (getting-started) store widget state; load no widget JavaScript from elsewhere
+nb_ipywidgets_js = {}

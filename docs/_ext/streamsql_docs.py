@@ -16,8 +16,6 @@
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import shlex
@@ -302,24 +300,23 @@ class ConfigDirective(SphinxDirective):
 
 
 class CliDirective(SphinxDirective):
-    """The output of a ``streamsql`` command line, run in-process while building: ``--help``
-    texts, or ``demo``/``replay`` with ``--engine local``."""
+    """The output of a ``streamsql`` command line, run as a process while building (as a user
+    runs it, from the project's root): ``--help`` texts, or ``demo``/``replay --engine local``."""
 
     required_arguments = 1
     final_argument_whitespace = True
 
     def run(self):
-        from streamsql.engine.cli import main
+        import subprocess
+        import sys
         argv = shlex.split(self.arguments[0])
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf), contextlib.chdir(ROOT):
-            try:
-                code = main(argv)
-            except SystemExit as e:
-                code = e.code
-        if code not in (0, None):
-            logger.warning(f"streamsql {' '.join(argv)} exited with {code}", location=self.get_location())
-        text = buf.getvalue().rstrip()
+        r = subprocess.run([sys.executable, "-m", "streamsql.engine.cli", *argv], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            logger.warning(f"streamsql {' '.join(argv)} exited with {r.returncode}: {r.stderr.strip()[-500:]}",
+                           location=self.get_location())
+        text = r.stdout.rstrip().replace("usage: cli.py", "usage: streamsql").replace("usage: __main__.py",
+                                                                                      "usage: streamsql")
         return [_code(f"$ streamsql {' '.join(argv)}\n{text}", "none")]
 
 
