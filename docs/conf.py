@@ -59,7 +59,7 @@ nb_mime_priority_overrides = [
 # the API reference: signatures with their types; members in source order
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True, "undoc-members": True}
 napoleon_google_docstring = False
 napoleon_numpy_docstring = False
 

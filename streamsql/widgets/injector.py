@@ -206,6 +206,7 @@ class Injector(widgets.VBox):
                               f"{html.escape(text)}</span>")
 
     def on_event(self, f: Callable) -> None:
+        """Call ``f(outcome)`` after each event this injector sends (tests and composed views listen)."""
         self._callbacks.append(f)
 
     # ------------------------------------------------------------------ refresh

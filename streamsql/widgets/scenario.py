@@ -103,9 +103,11 @@ class ScenarioPlayer:
 
     @property
     def total(self) -> int:
+        """How many events the scenario has."""
         return len(self.scenario.events)
 
     def next_event(self) -> Event | None:
+        """The event the next :meth:`step` injects, or None at the end."""
         return self.scenario.events[self.pos] if self.pos < self.total else None
 
     def step(self) -> "ScenarioPlayer":
@@ -125,6 +127,7 @@ class ScenarioPlayer:
         return self
 
     def restart(self) -> "ScenarioPlayer":
+        """Start again from an empty workbench, before the first event."""
         self._start()
         return self
 
@@ -138,6 +141,7 @@ class ScenarioPlayer:
         return out
 
     def streams(self) -> list[str]:
+        """The step table's stream columns: the query's inputs, then any other stream the events name."""
         names = [self.names.get(s, s) for s in self.q.plan.streams]
         for ev in self.scenario.events:
             if ev.stream not in names and ev.stream.upper() not in (n.upper() for n in names):
@@ -169,5 +173,6 @@ class ScenarioPlayer:
                        f"expected {len(want)}")
 
     def close(self) -> None:
+        """Close the player's workbench (its queries stop)."""
         if self.wb is not None:
             self.wb.close()
