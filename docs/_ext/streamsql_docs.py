@@ -235,12 +235,14 @@ class SchemaDirective(SphinxDirective):
 
 
 class ErrorsDirective(SphinxDirective):
-    """One statement per content line (``\\n`` in a line is a line break); each must be refused."""
+    """One statement per content line (``\\n`` in a line is a line break); each must be refused,
+    when it is checked (SqlError, with its position) or while it runs (another StreamSqlError).
+    The examples of a page share one workbench, in page order."""
 
     has_content = True
 
     def run(self):
-        from streamsql.engine.errors import SqlError
+        from streamsql.engine.errors import SqlError, StreamSqlError
         wb = _sample_workbench()
         rows = []
         for line in self.content:
@@ -255,6 +257,9 @@ class ErrorsDirective(SphinxDirective):
                     where = f"column {e.col}"
                 rows.append([[_code(sql, "none")], [nodes.paragraph(text=e.message),
                                                   nodes.paragraph(text=f"at {where}" if where else "")]])
+                continue
+            except StreamSqlError as e:     # refused while running (a late row, a value out of range)
+                rows.append([[_code(sql, "none")], [nodes.paragraph(text=f"{type(e).__name__}: {e}")]])
                 continue
             logger.warning(f"streamsql-errors: the dialect accepts {sql!r}; it is no error example",
                            location=self.get_location())
