@@ -75,6 +75,16 @@ def test_sql_reference_errors_are_the_engines(site):
         assert message in page, message
 
 
+def test_api_reference_documents_every_public_name(site):
+    """Everything ``streamsql`` and ``streamsql.widgets`` export (``__all__``) has an entry."""
+    import streamsql
+    import streamsql.widgets
+    page = (site / "api.html").read_text()
+    absent = [f"{m.__name__}.{n}" for m in (streamsql, streamsql.widgets) for n in m.__all__
+              if f'id="{m.__name__}.{n}"' not in page]
+    assert not absent, absent
+
+
 def test_built_pages_load_and_link_nothing_outside_the_site(site):
     outside, broken = [], []
     for html in site.rglob("*.html"):
