@@ -17,7 +17,7 @@ from functools import lru_cache
 from sqlglot import exp
 
 #: argument lists tried for each function name, over the columns of ``_PROBE_STREAM``
-ARGS = ("s", "i", "d", "t", "i, i", "d, i", "s, s", "s, i", "s, i, i", "t TO HOUR", "i AS VARCHAR",
+ARGS = ("s", "i", "d", "t", "i, i", "d, i", "s, s", "s, i", "s, i, i", "t TO HOUR", "i AS VARCHAR", "i, VARCHAR",
         "s IN s", "t BY INTERVAL '1' HOUR", "BOTH ' ' FROM s", "*")
 #: where a call is tried: a select list, and an aggregate query's select list
 TEMPLATES = ("SELECT STREAM {call} AS x FROM probe",
