@@ -59,6 +59,7 @@ class Event:
     producer: str | None = None
 
     def describe(self) -> str:
+        """The event in one line, for logs and messages."""
         who = f" ({self.producer})" if self.producer and self.producer != DEFAULT_PRODUCER else ""
         if self.kind == "row":
             vals = ", ".join(f"{k}={v!r}" for k, v in (self.values or {}).items())

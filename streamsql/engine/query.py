@@ -82,14 +82,17 @@ class ContinuousQuery:
 
     @property
     def columns(self) -> list[str]:
+        """Names of the select list's columns (ROWTIME not among them), in order."""
         return [f.name for f in self.plan.columns]
 
     @property
     def fields(self) -> list[Field]:
+        """The select list's columns with their SQL types."""
         return list(self.plan.columns)
 
     @property
     def rows(self) -> list[OutputRow]:
+        """Every row released so far, in release order."""
         with self._lock:
             while self._materialised < len(self._chunks):
                 t = self._chunks[self._materialised]
@@ -198,6 +201,7 @@ class ContinuousQuery:
         self._listeners.append(f)
 
     def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
+        """Remove a callback added with :meth:`on_release`."""
         if f in self._listeners:
             self._listeners.remove(f)
 
@@ -206,6 +210,7 @@ class ContinuousQuery:
         self._state_listeners.append(f)
 
     def off_state(self, f: Callable[[], None]) -> None:
+        """Remove a callback added with :meth:`on_state`."""
         if f in self._state_listeners:
             self._state_listeners.remove(f)
 
@@ -217,6 +222,7 @@ class ContinuousQuery:
                 log.exception("state listener of query %s failed", self.name)
 
     def values(self, row: OutputRow) -> dict:
+        """A released row's values by column name, as JSON values (the replay format's ``values``)."""
         return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
 
     def to_pandas(self):
@@ -242,6 +248,7 @@ class ContinuousQuery:
         return self
 
     def stop(self) -> None:
+        """Stop this query (the same as ``Workbench.stop_query(name)``)."""
         self.wb.stop_query(self.name)
 
     def __repr__(self):

@@ -410,6 +410,7 @@ class Workbench:
         return q
 
     def stop_query(self, name: str) -> None:
+        """Stop the continuous query ``name``; its released rows stay readable on the query object."""
         self._writable("stop_query")
         q = self.queries.get(name)
         if q is None:
@@ -568,6 +569,7 @@ class Workbench:
         self._inject_listeners.append(f)
 
     def off_inject(self, f) -> None:
+        """Remove a callback added with :meth:`on_inject`."""
         if f in self._inject_listeners:
             self._inject_listeners.remove(f)
 
@@ -644,9 +646,11 @@ class Workbench:
         return self._one(Event(stream, "bound", self._time(stream, time), strict=strict, producer=producer))
 
     def attach(self, stream: str, producer: str) -> Outcome:
+        """Attach ``producer`` to ``stream``: from now on the stream waits for that producer's clock too."""
         return self._one(Event(stream, "attach", producer=producer))
 
     def detach(self, stream: str, producer: str = DEFAULT_PRODUCER) -> Outcome:
+        """Detach ``producer`` from ``stream``: it stops holding back the stream's rows."""
         return self._one(Event(stream, "detach", producer=producer))
 
     def _time(self, stream: str, t) -> int:
@@ -700,14 +704,17 @@ class Workbench:
     # ------------------------------------------------------------------ state
 
     def clock(self, stream: str) -> int | None:
+        """The clock of ``stream`` (epoch milliseconds), or None before its first row or bound."""
         d = self.catalog.stream(stream)
         b = self.catalog.clock(d.name)
         return None if b <= T.NO_TIME else b
 
     def clocks(self) -> dict[str, int | None]:
+        """Every stream's clock by name (None where a stream has none yet)."""
         return {n: (None if st.bound <= T.NO_TIME else st.bound) for n, st in self.catalog.state.items()}
 
     def streams(self) -> list[dict]:
+        """One dict per stream: its columns, clock, producers with their clocks, pending and late rows."""
         out = []
         for n, d in self.catalog.streams.items():
             st = self.catalog.state[n]
@@ -719,6 +726,7 @@ class Workbench:
 
     @property
     def last_seq(self) -> int:
+        """The step (global sequence number) of the last injected event; 0 before any."""
         return self.catalog.next_seq - 1
 
 

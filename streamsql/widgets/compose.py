@@ -55,6 +55,7 @@ class WorkbenchView(widgets.VBox):
             inj.refresh()
 
     def text(self) -> str:
+        """The whole view as plain text (the form nbval compares and terminals print)."""
         return "\n\n".join([self.live.text(), timeline_summary(self.q), self.steps.text()])
 
     def _repr_mimebundle_(self, **kwargs):
@@ -155,6 +156,7 @@ class ScenarioView(widgets.VBox):
                              f'{html.escape(msg)}</pre>')
 
     def status_text(self) -> str:
+        """Which scenario is loaded, the step reached and whether the output matches the expected file so far."""
         p = self.player
         if p is None:
             return "No scenario loaded."
@@ -176,6 +178,7 @@ class ScenarioView(widgets.VBox):
                              f'{html.escape(self.status_text())}</pre>')
 
     def text(self) -> str:
+        """The status and the query's view as plain text."""
         parts = [self.status_text()]
         if self.view is not None:
             parts.append(self.view.text())

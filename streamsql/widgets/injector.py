@@ -206,6 +206,7 @@ class Injector(widgets.VBox):
                               f"{html.escape(text)}</span>")
 
     def on_event(self, f: Callable) -> None:
+        """Call ``f()`` after each event this injector sends (composed views redraw then)."""
         self._callbacks.append(f)
 
     # ------------------------------------------------------------------ refresh

@@ -83,6 +83,7 @@ class QueryView(widgets.VBox):
     # ------------------------------------------------------------------ content
 
     def status_lines(self) -> list[str]:
+        """The query's state, row count, output bound and input clocks, one line each."""
         q = self.q
         n = len(q.rows)
         state = "running" if q.running else "stopped"
@@ -94,6 +95,7 @@ class QueryView(widgets.VBox):
         return lines
 
     def header(self) -> list[str]:
+        """The table's column names: STEP, ROWTIME and the select list."""
         return ["STEP", "ROWTIME"] + self.q.columns
 
     def rows(self) -> tuple[list[list[str]], list[str], int]:
@@ -115,6 +117,7 @@ class QueryView(widgets.VBox):
         return f"(last {shown} of {total})" if shown < total else None
 
     def text(self) -> str:
+        """The view as plain text (status lines and the last released rows)."""
         rows, _classes, total = self.rows()
         parts = self.status_lines()
         parts.append(text_table(self.header(), rows) if rows else "(no rows released yet)")

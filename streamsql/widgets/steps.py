@@ -92,6 +92,7 @@ class StepTable(widgets.VBox):
         self.refresh()
 
     def rows(self) -> list[list[str]]:
+        """The step table: a header row, then one row per step."""
         if self.player is not None:
             t = self.player.step_table()
         else:
@@ -101,6 +102,7 @@ class StepTable(widgets.VBox):
         return t
 
     def text(self) -> str:
+        """The step table and the held rows as plain text."""
         t = self.rows()
         parts = [text_table(t[0], t[1:])]
         held = held_table(self.q)
@@ -113,6 +115,7 @@ class StepTable(widgets.VBox):
         return "Held rows" if n <= listed else f"Held rows ({n}; the earliest {listed} shown)"
 
     def refresh(self) -> None:
+        """Redraw from the query's current state."""
         with self._lock:
             t = self.rows()
             self.steps_html.value = html_table(t[0], t[1:], "streamsql-step-table",

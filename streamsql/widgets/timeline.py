@@ -272,12 +272,15 @@ class Timeline(widgets.VBox):
         self.refresh()
 
     def chart(self) -> alt.LayerChart:
+        """The timeline as an Altair chart (:func:`timeline_chart` of this view's query)."""
         return timeline_chart(self.q, self.width)
 
     def spec(self) -> dict:
+        """The chart's Vega-Lite spec (schema v5)."""
         return vega.spec_of(self.chart())
 
     def refresh(self) -> None:
+        """Redraw from the query's current state."""
         with self._lock:
             data = vega.bundle(self.chart(), timeline_summary(self.q))
             self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
