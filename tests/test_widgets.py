@@ -3,6 +3,8 @@ the engine state, the released rows and the chart data that result checked. The 
 unless a test is about Spark."""
 from __future__ import annotations
 
+import decimal
+import html
 import json
 import time
 from pathlib import Path
@@ -59,18 +61,19 @@ def fill(inj: Injector, at: str, **values) -> None:
 
 # --------------------------------------------------------------------------- injector
 
-def test_injector_inputs_follow_the_column_types(wb_local):
+def test_injector_fields_are_text_read_exactly_as_typed(wb_local):
     wb_local.execute("CREATE STREAM S (i INTEGER NOT NULL, b BIGINT, d DOUBLE, m DECIMAL(8,2), f BOOLEAN, "
                      "s VARCHAR(5), t TIMESTAMP)")
     inj = Injector(wb_local, "s")
-    kinds = {k: type(w) for k, w in inj.inputs.items()}
-    assert kinds == {"I": widgets.IntText, "B": widgets.IntText, "D": widgets.FloatText, "M": widgets.Text,
-                     "F": widgets.Checkbox, "S": widgets.Text, "T": widgets.Text}
+    assert all(isinstance(w, widgets.Text) for w in inj.inputs.values())        # no number widgets
+    assert {k: w.placeholder for k, w in inj.inputs.items()} == {
+        "I": "INTEGER", "B": "BIGINT", "D": "DOUBLE", "M": "DECIMAL(8,2)", "F": "BOOLEAN: TRUE or FALSE",
+        "S": "VARCHAR(5)", "T": "TIMESTAMP: YYYY-MM-DD HH:MM:SS or HH:MM"}
     assert set(inj.nulls) == {"B", "D", "M", "F", "S", "T"}          # I is NOT NULL
-    assert inj.rowtime.value == "" and inj.rowtime.placeholder == "now"   # no clock yet
+    assert inj.rowtime.value == "" and "no clock yet" in inj.rowtime.placeholder
 
-    inj.inputs["I"].value, inj.inputs["B"].value, inj.inputs["D"].value = 7, 2**40, 2.5
-    inj.inputs["M"].value, inj.inputs["F"].value, inj.inputs["S"].value = "12.34", True, "abc"
+    inj.inputs["I"].value, inj.inputs["B"].value, inj.inputs["D"].value = "7", str(2**40), "2.5"
+    inj.inputs["M"].value, inj.inputs["F"].value, inj.inputs["S"].value = "12.34", "true", "abc"
     inj.inputs["T"].value = "2006-10-10 09:30:00"
     inj.nulls["B"].value = True
     assert inj.inputs["B"].disabled
@@ -78,17 +81,47 @@ def test_injector_inputs_follow_the_column_types(wb_local):
     inj.insert_button.click()
     rec = wb_local.event_trace[-1]
     assert rec["status"] == "ok" and rec["kind"] == "row" and rec["rowtime"] == ms("2006-10-10 10:00:00")
-    assert rec["values"] == {"I": 7, "B": None, "D": 2.5, "M": "12.34", "F": True, "S": "abc",
+    assert rec["values"] == {"I": 7, "B": None, "D": 2.5, "M": decimal.Decimal("12.34"), "F": True, "S": "abc",
                              "T": ms("2006-10-10 09:30:00")}
     assert wb_local.clock("S") == ms("2006-10-10 10:00:00")
-    # ROWTIME and the bound field now follow the stream clock; short times are on its day
-    assert inj.rowtime.value == inj.punct_time.value == "2006-10-10 10:00:00"
-    inj.inputs["T"].value = "08:15"
+    # the time fields keep what was typed; their placeholders follow the clock
+    assert inj.rowtime.value == "2006-10-10 10:00:00"
+    assert inj.rowtime.placeholder == "2006-10-10 10:00:00 (the clock)"
+    assert inj.punct_time.value == "2006-10-10 10:00:00"         # the bound field follows the clock
+    inj.inputs["T"].value = "08:15"                       # short times are on the clock's day
     inj.rowtime.value = "10:05"
     inj.insert_button.click()
     assert wb_local.event_trace[-1]["rowtime"] == ms("2006-10-10 10:05:00")
     assert wb_local.event_trace[-1]["values"]["T"] == ms("2006-10-10 08:15:00")
     assert "step 2: S row at 2006-10-10 10:05:00 inserted" in inj.message.value
+    inj.rowtime.value = ""                                # blank: the stream clock
+    inj.inputs["I"].value = 9                             # a Python number shows as its text
+    assert inj.inputs["I"].value == "9"
+    inj.insert_button.click()
+    assert wb_local.event_trace[-1]["rowtime"] == ms("2006-10-10 10:05:00")
+
+
+def test_injector_refuses_what_the_type_does_not_accept_and_inserts_nothing(wb_local):
+    wb_local.execute("CREATE STREAM S (n INTEGER, d DOUBLE, v VARCHAR(3))")
+    inj = Injector(wb_local, "S")
+    inj.rowtime.value = "2006-10-10 10:00:00"
+    for field, text, words in [("N", "3.7", "column N (INTEGER): '3.7' is not a whole number"),
+                               ("N", "12x", "column N (INTEGER): '12x' is not a whole number"),
+                               ("D", "1,5", "column D (DOUBLE): '1,5' is not a number"),
+                               ("V", "abcd", "column V (VARCHAR(3)): 'abcd' is longer than VARCHAR(3)")]:
+        inj.inputs["N"].value, inj.inputs["D"].value, inj.inputs["V"].value = "1", "1.5", "ok"
+        inj.inputs[field].value = text
+        inj.insert_button.click()
+        assert "error" in inj.message.value and html.escape(words) in inj.message.value, inj.message.value
+        assert "streamsql-bad" in inj.inputs[field]._dom_classes
+        assert wb_local.event_trace == [] and wb_local.clock("S") is None       # nothing went in
+    inj.inputs["N"].value, inj.inputs["D"].value, inj.inputs["V"].value = "3.7", "1,5", ""
+    inj.insert_button.click()                               # both fields named in one message
+    assert "column N (INTEGER)" in inj.message.value and "column D (DOUBLE)" in inj.message.value
+    inj.inputs["N"].value, inj.inputs["D"].value = "37", "15"
+    inj.insert_button.click()
+    assert "streamsql-bad" not in inj.inputs["N"]._dom_classes
+    assert wb_local.event_trace[-1]["values"] == {"N": 37, "D": 15.0, "V": ""}
 
 
 def test_injector_reports_bad_values_and_late_rows_and_keeps_going(wb_local):
@@ -100,12 +133,12 @@ def test_injector_reports_bad_values_and_late_rows_and_keeps_going(wb_local):
     fill(inj, "2006-10-10 10:00:00", s="ok")
     fill(inj, "09:59", s="old")
     assert "late" in inj.message.value and "before the stream clock" in inj.message.value
-    assert [r["status"] for r in wb_local.event_trace] == ["error", "ok", "late"]
+    assert [r["status"] for r in wb_local.event_trace] == ["ok", "late"]    # the refused row took no step
     assert next(s for s in wb_local.streams() if s["name"] == "S")["late"] == 1
     inj.rowtime.value = "not a time"
     inj.insert_button.click()
     assert "error" in inj.message.value and "invalid timestamp" in inj.message.value
-    assert len(wb_local.event_trace) == 3
+    assert len(wb_local.event_trace) == 2
 
 
 def test_punctuate_strict_and_eclipsed(union):
@@ -338,7 +371,7 @@ def test_views_redraw_by_themselves_after_python_api_events(union):
     assert [(r["lane"], r["step"]) for r in drawn() if r["what"] == "released row"] == [("output", 2), ("output", 2)]
     assert '<table class="streamsql-rows" data-rows="2"' in ui.live.table.value
     assert "2006-10-10 01:00:00" in ui.injectors["P"].title.value       # the injector shows the new clock
-    assert ui.injectors["Q"].rowtime.value == "2006-10-10 01:00:00"
+    assert ui.injectors["Q"].rowtime.placeholder == "2006-10-10 01:00:00 (the clock)"
 
 
 # --------------------------------------------------------------------------- scenarios

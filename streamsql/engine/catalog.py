@@ -21,7 +21,8 @@ from typing import Any, Iterable
 from . import time as T
 from .errors import EventError, SqlError
 from .plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
-from .types import SqlType, coerce, dumps_row, to_json_value
+from .types import SqlType, dumps_row, to_json_value
+from .values import coerce
 
 log = logging.getLogger("streamsql.late")
 

@@ -28,7 +28,8 @@ import pyarrow.compute as pc
 
 from . import time as T
 from .errors import SqlError
-from .types import arrow_type, coerce
+from .types import arrow_type
+from .values import coerce
 
 log = logging.getLogger("streamsql.foreign")
 

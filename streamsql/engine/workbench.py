@@ -247,8 +247,8 @@ class Workbench:
         events = []
         for vals in stmt.rows:
             by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
-            rt = by.pop("ROWTIME", None)
-            events.append(Event(stmt.target, "row", rt if rt is not None else now_ms(), by))
+            rt = by.pop("ROWTIME", None)       # none: the stream clock; 'HH:MM' or 'now': see _time
+            events.append(Event(stmt.target, "row", rt if isinstance(rt, int) else self._time(stmt.target, rt), by))
         outcomes = self.inject(events)
         bad = [o for o in outcomes if o.status in ("late", "error")]
         ok = len(outcomes) - len(bad)
@@ -449,16 +449,18 @@ class Workbench:
 
     def insert(self, stream: str, values: dict | None = None, *, rowtime=None, producer: str | None = None,
                **kw) -> Outcome:
-        """Insert one row; ``rowtime`` defaults to the current time. Raises
+        """Insert one row. ``rowtime`` None is the stream's clock (see :meth:`default_rowtime`),
+        ``"HH:MM[:SS]"`` is on that clock's day, ``"now"`` is the wall clock. Raises
         :class:`LateRowError` (the row went to the error stream) or :class:`EventError`."""
         vals = dict(values or {}, **kw)
-        rt = now_ms() if rowtime is None else self._time(stream, rowtime)
-        return self._one(Event(stream, "row", rt, vals, producer=producer))
+        return self._one(Event(stream, "row", self._time(stream, rowtime, producer), vals, producer=producer))
 
     def punctuate(self, stream: str, time, *, strict: bool = False, producer: str | None = None) -> Outcome:
         """Assert that every later row of ``stream`` (from this producer) has rowtime >= ``time``
-        (> ``time`` when strict)."""
-        return self._one(Event(stream, "bound", self._time(stream, time), strict=strict, producer=producer))
+        (> ``time`` when strict); ``time`` as for :meth:`insert`."""
+        if time is None:
+            raise EventError(f"punctuate({stream!r}, ...) needs a time: the bound every later row is at or after")
+        return self._one(Event(stream, "bound", self._time(stream, time, producer), strict=strict, producer=producer))
 
     def attach(self, stream: str, producer: str) -> Outcome:
         return self._one(Event(stream, "attach", producer=producer))
@@ -466,18 +468,51 @@ class Workbench:
     def detach(self, stream: str, producer: str = DEFAULT_PRODUCER) -> Outcome:
         return self._one(Event(stream, "detach", producer=producer))
 
-    def _time(self, stream: str, t) -> int:
-        """A time given as text; short ``HH:MM[:SS]`` is on the day of the stream's clock."""
-        if isinstance(t, str) and "-" not in t.strip()[:5]:
+    def default_rowtime(self, stream: str, producer: str | None = None) -> tuple[int | None, str | None]:
+        """``(time, whose)``: what a blank ROWTIME on ``stream`` means, and which stream's clock
+        gives it. That is the stream's clock (for ``producer``: the later of the stream's and that
+        producer's clock, the earliest rowtime that is not late); for a stream with no clock yet,
+        the latest clock of any stream in the workbench; ``(None, None)`` when no stream has one.
+        A time of day (``"10:02"``) takes its date from the same clock."""
+        with self._lock:
+            c = self.catalog
+            d = c.stream(stream)
+            st = c.state[d.name]
+            prod = st.producers.get(producer or DEFAULT_PRODUCER)
+            own = max(st.bound, prod.clock if prod is not None and prod.attached else T.NO_TIME)
+            if own > T.NO_TIME:
+                return own, d.name
+            best, whose = T.NO_TIME, None
+            for name, other in c.streams.items():
+                if other.system:
+                    continue
+                ost = c.state[name]
+                t = max([ost.bound] + [p.clock for p in ost.producers.values()])
+                if t > best:
+                    best, whose = t, name
+            return (best, whose) if whose is not None else (None, None)
+
+    def _time(self, stream: str, t, producer: str | None = None) -> int:
+        """A rowtime or bound as given to :meth:`insert` / :meth:`punctuate` or an INSERT
+        statement: None (the clock), ``"now"``, a time of day, a timestamp text, epoch ms or a
+        datetime."""
+        if isinstance(t, str) and t.strip().lower() == "now":
+            return now_ms()
+        if t is None or (isinstance(t, str) and T.is_time_of_day(t)):
+            clock, _whose = self.default_rowtime(stream, producer)
+            if clock is None:
+                if t is None:
+                    raise EventError(f"no stream has a clock yet, so a blank ROWTIME on {stream} has no time to "
+                                     f"take: give the first row its full rowtime ('YYYY-MM-DD HH:MM:SS', e.g. "
+                                     f"'2006-10-10 10:00:00'), or 'now' for the wall clock")
+                raise EventError(f"{t.strip()!r} is a time of day, but no stream has a clock yet to give the date: "
+                                 f"write the full timestamp ('YYYY-MM-DD HH:MM:SS', e.g. '2006-10-10 10:00:00')")
+            if t is None:
+                return clock
             try:
-                d = self.catalog.stream(stream)
-                clock = self.catalog.clock(d.name)
-            except EventError:
-                clock = T.NO_TIME
-            if clock <= T.NO_TIME:
-                raise EventError(f"{t!r} is a time of day, but stream {stream} has no clock yet to give "
-                                 f"the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')")
-            return T.parse_timestamp(t, day=T.day_of(clock))
+                return T.parse_timestamp(t, day=T.day_of(clock))
+            except T.TimeFormatError as e:
+                raise EventError(str(e)) from None
         try:
             return T.parse_timestamp(t)
         except T.TimeFormatError as e:
