@@ -131,11 +131,42 @@ def test_select_stream_starts_a_named_query_and_shows_it_live(ip, run):
     df = q.to_pandas()
     assert df.to_dict("records") == [{"STEP": 2, "ROWTIME": "2006-10-10 01:00:00", "NAME": "p1"}]
     assert "application/vnd.jupyter.widget-view+json" in view       # a live widget in a frontend
-    # JupySQL's `VAR <<` binds the same way; a second query with the same name is refused
+    # JupySQL's `VAR <<` binds the same way; --name of a running query replaces it
     c = run(f"%%streamsql other <<\n{UNION}")
     assert ip.user_ns["other"].name == "q1" and ip.user_ns["other"].running
-    c = run(f"%%streamsql --name merged\n{UNION}")
-    assert "a query named merged is already running" in c.err
+    c = run(f"%%streamsql --name merged -o mq\n{UNION}")
+    assert (c.out, c.err) == ("Query merged replaced: the one running before was stopped\n", "")
+    assert not q.running and ip.user_ns["mq"] is not q and ip.user_ns["mq"].running
+    assert [n for n, x in current_workbench().queries.items() if x.running] == ["merged", "q1"]
+
+
+def test_rerunning_a_cell_replaces_its_queries_and_failures_keep_the_variable(ip, run):
+    """The same input again (a terminal's notion of "the same cell"; JupyterLab sends a cell id,
+    tests/test_kernel_control.py) replaces the query it started; a failing cell leaves -o alone."""
+    run(DDL)
+    cell = f"%%streamsql -o u\n{UNION}"
+    c1 = run(cell)
+    first = ip.user_ns["u"]
+    c2 = run(cell)
+    assert_clean(c2)
+    assert c2.out == f"Query {first.name} replaced: the one running before was stopped\n"
+    wb = current_workbench()
+    assert not first.running and ip.user_ns["u"] is not first and ip.user_ns["u"].name == first.name
+    assert [n for n, x in wb.queries.items() if x.running] == [first.name]       # one query runs
+    c3 = run(f"%%streamsql -o u\nSELECT STREAM ROWTIME, nope FROM P")         # fails: u stays
+    assert c3.err.startswith("SQL error:") and ip.user_ns["u"].running and ip.user_ns["u"].name == first.name
+    # a name in use through the API is a name clash, said as such (not an SQL error)
+    from streamsql.engine.errors import NameInUseError
+    wb.query("SELECT STREAM ROWTIME, name FROM P", name="taken")
+    with pytest.raises(NameInUseError, match="a query named taken is already running; stop it"):
+        wb.query("SELECT STREAM ROWTIME, name FROM Q", name="taken")
+    c5 = run("%streamsql stop --all")
+    assert sorted(c5.out.splitlines()) == [f"Query {first.name} stopped (0 rows released)",
+                                           "Query taken stopped (0 rows released)"]
+    assert not any(x.running for x in wb.queries.values())
+    assert run("%streamsql stop --all").out == "No query is running\n"
+    c6 = run("%streamsql stop taken")
+    assert c6.out == "Query taken was already stopped (0 rows released)\n"
 
 
 def test_limit_and_bounds_options(ip, run):

@@ -209,3 +209,38 @@ def test_python_values_are_never_changed():
     assert parse_text("08:15", parse_type_name("TIMESTAMP"), day=TS("2006-10-10")) == TS("2006-10-10 08:15:00")
     with pytest.raises(ValueRefused, match="invalid timestamp"):
         parse_text("08:15", parse_type_name("TIMESTAMP"))          # no day to put it on
+
+
+# --------------------------------------------------------------------------- ROWTIME defaults
+
+def test_blank_rowtime_is_the_stream_clock_and_times_of_day_take_its_date(wb_local):
+    """SEMANTICS: a blank ROWTIME is the stream's clock, else the latest clock of any stream;
+    ``HH:MM`` takes that clock's date; only ``now`` is the wall clock (the README example)."""
+    from streamsql.engine.catalog import now_ms
+    from streamsql.engine.errors import EventError
+    wb = wb_local
+    wb.execute("CREATE STREAM Orders (orderId INTEGER); CREATE STREAM Trades (orderId INTEGER)")
+    assert wb.default_rowtime("Trades") == (None, None)
+    with pytest.raises(EventError, match="no stream has a clock yet.*'YYYY-MM-DD HH:MM:SS'.*'now'"):
+        wb.insert("Orders", {"orderId": 1})
+    with pytest.raises(EventError, match="'10:02' is a time of day, but no stream has a clock yet"):
+        wb.insert("Orders", {"orderId": 1}, rowtime="10:02")
+    assert wb.event_trace == []                                           # nothing went in
+    wb.insert("Orders", {"orderId": 1}, rowtime="2006-10-10 10:00:00")
+    # Trades has no clock: Orders' gives the date (and a blank rowtime its time)
+    assert wb.default_rowtime("Trades") == (TS("2006-10-10 10:00:00"), "ORDERS")
+    assert wb.insert("Trades", {"orderId": 1}, rowtime="10:02").event.rowtime == TS("2006-10-10 10:02:00")
+    assert wb.insert("Trades", {"orderId": 2}).event.rowtime == TS("2006-10-10 10:02:00")     # its own clock now
+    wb.punctuate("Trades", "10:05")
+    assert wb.insert("Trades", {"orderId": 3}).event.rowtime == TS("2006-10-10 10:05:00")
+    # a producer's own clock counts for its rows (the earliest rowtime that is not late for it)
+    wb.attach("Orders", "late_one")
+    wb.punctuate("Orders", "10:30", producer="late_one")
+    assert wb.insert("Orders", {"orderId": 4}, producer="late_one").event.rowtime == TS("2006-10-10 10:30:00")
+    assert wb.insert("Orders", {"orderId": 5}).event.rowtime == TS("2006-10-10 10:00:00")
+    # INSERT statements: no ROWTIME column is a blank one; '10:06' and 'now' as in the API
+    wb.execute("INSERT INTO Trades (orderId) VALUES (6); INSERT INTO Trades (ROWTIME, orderId) VALUES ('10:06', 7)")
+    assert [r["rowtime"] for r in wb.event_trace[-2:]] == [TS("2006-10-10 10:05:00"), TS("2006-10-10 10:06:00")]
+    before = now_ms()
+    wb.execute("INSERT INTO Trades (ROWTIME, orderId) VALUES ('now', 8)")
+    assert wb.event_trace[-1]["rowtime"] >= before

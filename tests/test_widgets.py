@@ -449,3 +449,19 @@ def test_workbench_widget_on_spark(wb_spark):
     while '<table class="streamsql-rows" data-rows="4"' not in ui.live.table.value and time.time() < deadline:
         time.sleep(0.05)
     assert "p3" in ui.live.table.value
+
+
+def test_stop_button_stops_this_query_only(wb_local):
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    other = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="t")
+    v = QueryView(q)
+    assert not v.stop_button.disabled
+    v.stop_button.click()
+    assert not q.running and other.running and v.stop_button.disabled
+    assert "Query s (stopped)" in v.status.value
+    # a view of a query that a rerun replaced does not stop its successor of the same name
+    old = QueryView(other)
+    new = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="t", replace=True)
+    old.stop_button.click()
+    assert new.running and not other.running

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import EventError, LateRowError, SqlError, StreamSqlError
+from .errors import EventError, LateRowError, NameInUseError, SqlError, StreamSqlError
 from .expr import compile_expr
 from .log import EventLog, atomic_write, entry_schema
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
@@ -144,22 +144,23 @@ class Workbench:
 
     # ------------------------------------------------------------------ statements
 
-    def execute(self, sql: str, *, name: str | None = None) -> list[Result]:
+    def execute(self, sql: str, *, name: str | None = None, replace: bool = False) -> list[Result]:
         """Run one or more statements. A SELECT STREAM starts a continuous query (``name`` names
-        the first one). Errors carry the position in ``sql``; statements before the failing one
-        stay done, the failing one changes nothing."""
+        the first one; ``replace`` stops a running query of that name first, else the name in
+        use is a :class:`NameInUseError`). Errors carry the position in ``sql``; statements
+        before the failing one stay done, the failing one changes nothing."""
         from .sql import analyze, split_script
         results = []
         for st in split_script(sql):
             stmt = analyze(st, self.catalog, script=sql)
-            results.append(self._run(stmt, name))
+            results.append(self._run(stmt, name, replace))
             if results[-1].query is not None:
                 name = None
         return results
 
-    def query(self, sql: str, name: str | None = None) -> ContinuousQuery:
+    def query(self, sql: str, name: str | None = None, *, replace: bool = False) -> ContinuousQuery:
         """Start the continuous query in ``sql`` (one SELECT STREAM statement)."""
-        res = self.execute(sql, name=name)
+        res = self.execute(sql, name=name, replace=replace)
         qs = [r.query for r in res if r.query is not None]
         if len(qs) != 1:
             raise SqlError("query() needs exactly one SELECT STREAM statement")
@@ -169,7 +170,7 @@ class Workbench:
         return [q.name for q in self.queries.values() if q.running and
                 (name in q.plan.streams or name in q.plan.tables)]
 
-    def _run(self, stmt: Statement, name: str | None) -> Result:
+    def _run(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
         with self._lock:
             c = self.catalog
             if isinstance(stmt, CreateStream):
@@ -222,8 +223,10 @@ class Workbench:
                     # relational SELECT (issue 7): evaluated at once over tables, VALUES and history
                     from .relational import run_relational
                     return run_relational(self, stmt)
-                q = self._start_query(stmt.query, name)
-                return Result(stmt, f"Query {q.name} started", query=q)
+                replaced = replace and name in self.queries and self.queries[name].running
+                q = self._start_query(stmt.query, name, replace=replace)
+                return Result(stmt, f"Query {q.name} replaced: the one running before was stopped" if replaced
+                              else f"Query {q.name} started", query=q)
             if isinstance(stmt, CreatePump):
                 return Result(stmt, self.pumps.create(stmt))
             if isinstance(stmt, AlterPump):
@@ -291,7 +294,8 @@ class Workbench:
             if streams is None or s in streams:
                 r.wait()
 
-    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
+    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
+                     replace: bool = False) -> ContinuousQuery:
         if name is None:
             self._query_counter += 1
             name = f"q{self._query_counter}"
@@ -299,7 +303,10 @@ class Workbench:
                 self._query_counter += 1
                 name = f"q{self._query_counter}"
         elif name in self.queries and self.queries[name].running:
-            raise SqlError(f"a query named {name} is already running; stop it or choose another name")
+            if not replace:
+                raise NameInUseError(f"a query named {name} is already running; stop it (stop_query({name!r}), "
+                                     f"%streamsql stop {name}) or choose another name")
+            self.stop_query(name)
         # ``start_seq`` (benchmarks, tests): read the log from an earlier step, from empty clocks
         start = self.catalog.next_seq - 1 if start_seq is None else start_seq
         q = ContinuousQuery(self, name, plan, start, self.engine)

@@ -71,7 +71,11 @@ class QueryView(widgets.VBox):
         self.bounds = bounds
         self.status = widgets.HTML()
         self.table = widgets.HTML()
-        super().__init__([self.status, self.table])
+        self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=f"stop query {q.name}",
+                                          layout=widgets.Layout(width="80px"))
+        self.stop_button.add_class("streamsql-stop")
+        self.stop_button.on_click(lambda _b: self.stop())
+        super().__init__([widgets.HBox([self.status, self.stop_button]), self.table])
         self.add_class("streamsql-query")
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))
@@ -125,6 +129,12 @@ class QueryView(widgets.VBox):
 
     # ------------------------------------------------------------------ updates
 
+    def stop(self) -> None:
+        """Stop the query (what the Stop button does); the rows so far stay."""
+        if self.q.running:
+            self.q.stop()
+        self.refresh()
+
     def refresh(self, wait: bool = False) -> None:
         """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
         every event injected so far (never from a release callback: that would deadlock)."""
@@ -139,6 +149,7 @@ class QueryView(widgets.VBox):
             foot = self._footer(len(rows), total)
             self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
                                 + (f"<div>{foot}</div>" if foot else ""))
+            self.stop_button.disabled = not self.q.running
 
     def _repr_mimebundle_(self, **kwargs):
         self.refresh(wait=True)
