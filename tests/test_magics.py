@@ -380,3 +380,19 @@ SELECT ticker, price FROM Prices WHERE price > 10""")
     assert ip.user_ns["prices"].to_pandas()["PRICE"].tolist() == [20, 30]
     c = run("%streamsql --limit 1 SELECT ticker FROM Prices")
     assert c.out.splitlines() == ["3 rows", "(first 1 of 3 rows)"]
+
+
+def test_workbench_takes_a_query_name_of_the_session(ip, run):
+    import streamsql
+    from streamsql.widgets import WorkbenchView
+    run(DDL)
+    run(f"%%streamsql --name merged\n{UNION}")
+    view = streamsql.workbench("merged")
+    assert isinstance(view, WorkbenchView) and view.q is current_workbench().queries["merged"]
+    assert streamsql.workbench("MERGED").q is view.q                # names match like SQL names
+    with pytest.raises(ValueError, match=r"no query named 'nope' in this session; queries: merged"):
+        streamsql.workbench("nope")
+    with pytest.raises(TypeError, match="workbench\\(\\) takes a ContinuousQuery or a query name, not int 3"):
+        streamsql.workbench(3)
+    with pytest.raises(TypeError, match="needs a query"):
+        streamsql.workbench()

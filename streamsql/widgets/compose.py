@@ -207,8 +207,29 @@ def workbench(query=None, *, scenario: str | Path | None = None, engine: str = "
     """The composed workbench view of a running query (``streamsql.workbench(q)``), or of a
     scenario file to step through (``streamsql.workbench(scenario="scenarios/union_merge")``)."""
     if scenario is not None:
+        if query is not None:
+            raise TypeError("workbench() takes a query or scenario=PATH, not both")
         player = ScenarioPlayer(scenario, engine=engine, on_spark_start=on_spark_start)
         return ScenarioView(player, engine=engine, limit=limit, on_spark_start=on_spark_start)
+    return WorkbenchView(resolve_query(query), limit=limit, bounds=bounds)
+
+
+def resolve_query(query):
+    """A :class:`ContinuousQuery`, or the query of that name in this session (the magics'
+    workbench), matched like SQL names; a clear error for anything else."""
+    from ..engine.query import ContinuousQuery
+    if isinstance(query, ContinuousQuery):
+        return query
     if query is None:
-        raise TypeError("workbench() needs a query (a ContinuousQuery) or scenario=PATH")
-    return WorkbenchView(query, limit=limit, bounds=bounds)
+        raise TypeError("workbench() needs a query: a ContinuousQuery (from %%streamsql -o VAR or "
+                        "Workbench.query) or the name of a query of this session, or scenario=PATH")
+    if not isinstance(query, str):
+        raise TypeError(f"workbench() takes a ContinuousQuery or a query name, not {type(query).__name__} "
+                        f"{query!r:.60}")
+    from ..magics import session_queries
+    queries = session_queries()
+    found = queries.get(query) or next((q for n, q in queries.items() if n.upper() == query.upper()), None)
+    if found is None:
+        names = ", ".join(queries) or "none yet (start one with %%streamsql, or pass the ContinuousQuery itself)"
+        raise ValueError(f"no query named {query!r} in this session; queries: {names}")
+    return found
