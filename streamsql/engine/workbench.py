@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import numpy as np
 import pyarrow as pa
 
 from . import time as T
@@ -68,6 +69,8 @@ class Workbench:
         self.trace = trace
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
+        #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
+        self.load_trace: list[tuple[str, pa.Table]] = []
         self._lock = threading.RLock()
         self._runtime: Runtime | None = None      # made on first use (Spark starts lazily)
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
@@ -446,6 +449,45 @@ class Workbench:
             "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,
             "eclipsed": o.status == "eclipsed"})
 
+    def traced_events(self, after: int = 0, streams=None, last: int | None = None) -> list[dict]:
+        """The per-event records (``event_trace``'s form) of the events after step ``after`` on
+        ``streams`` (all when None), in step order, bulk loads included; ``last`` keeps only the
+        last ones (a loaded million stays columns until asked for)."""
+        keep = None if streams is None else set(streams)
+        recs = [r for r in list(self.event_trace)
+                if r["step"] > after and (keep is None or r["stream"] in keep)]
+        if last is not None:
+            recs = recs[-last:]
+        for stream, t in list(self.load_trace):
+            if keep is not None and stream not in keep:
+                continue
+            steps = t.column("step").to_numpy()
+            lo = int(np.searchsorted(steps, after, side="right"))
+            if lo >= len(steps):
+                continue
+            if last is not None:
+                lo = max(lo, len(steps) - last)
+            recs += _load_records(stream, t.slice(lo))
+        recs.sort(key=lambda r: r["step"])
+        return recs[-last:] if last is not None else recs
+
+    def traced_rowtimes(self, after: int = 0, streams=None) -> dict[str, np.ndarray]:
+        """Rowtimes of the rows that entered each stream after step ``after`` (for a binned view
+        of many events)."""
+        keep = None if streams is None else set(streams)
+        out: dict[str, list] = {}
+        for r in list(self.event_trace):
+            if r["step"] > after and r["kind"] == "row" and r["status"] == "ok" and (keep is None or r["stream"] in keep):
+                out.setdefault(r["stream"], []).append(np.array([r["rowtime"]], dtype=np.int64))
+        for stream, t in list(self.load_trace):
+            if keep is not None and stream not in keep:
+                continue
+            mask = np.asarray(t.column("step").to_numpy() > after) & \
+                np.asarray(t.column("kind").to_numpy(zero_copy_only=False) == "row") & \
+                np.asarray(t.column("status").to_numpy(zero_copy_only=False) == "ok")
+            out.setdefault(stream, []).append(t.column("rowtime").to_numpy()[mask])
+        return {s: np.concatenate(parts) for s, parts in out.items()}
+
     def _one(self, ev: Event) -> Outcome:
         o = self.inject([ev])[0]
         if o.status == "late":
@@ -558,6 +600,23 @@ class Workbench:
     @property
     def last_seq(self) -> int:
         return self.catalog.next_seq - 1
+
+
+def _load_records(stream: str, t: pa.Table) -> list[dict]:
+    """``event_trace`` records for the events of a load's trace table."""
+    cols = t.to_pydict()
+    names = [c for c in t.column_names if c.startswith("v:")]
+    out = []
+    for i in range(t.num_rows):
+        row = cols["kind"][i] == "row"
+        out.append({"step": cols["step"][i], "stream": stream, "producer": DEFAULT_PRODUCER, "kind": cols["kind"][i],
+                    "rowtime": cols["rowtime"][i], "strict": False,
+                    "values": {n[2:]: cols[n][i] for n in names} if row else None,
+                    "status": cols["status"][i], "message": cols["message"][i],
+                    "clock": cols["clock"][i] if cols["status"][i] == "late" else None,
+                    "bound_before": cols["clock"][i], "bound_after": cols["after"][i],
+                    "released": cols["released"][i], "eclipsed": cols["status"][i] == "eclipsed", "loaded": True})
+    return out
 
 
 def _pos(stmt: Statement) -> tuple:

@@ -14,14 +14,12 @@ from .live import snapshot
 from .render import html_table, text_table, ts
 
 
-def event_outcomes(wb, after: int = 0, streams: list[str] | None = None) -> list[Outcome]:
-    """The outcomes of the events after step ``after`` (on ``streams``), rebuilt from the
-    workbench's event trace (``inject`` returns them, but events come from many places)."""
-    keep = set(streams) if streams is not None else None
+def event_outcomes(wb, after: int = 0, streams: list[str] | None = None, last: int | None = None) -> list[Outcome]:
+    """The outcomes of the events after step ``after`` (on ``streams``; only the ``last`` ones
+    when given), rebuilt from the workbench's event trace, bulk loads included (``inject``
+    returns them, but events come from many places)."""
     out = []
-    for r in list(wb.event_trace):
-        if r["step"] <= after or (keep is not None and r["stream"] not in keep):
-            continue
+    for r in wb.traced_events(after, streams, last):
         ev = Event(r["stream"], r["kind"], r["rowtime"], r["values"], strict=r["strict"], producer=r["producer"])
         out.append(Outcome(r["step"], ev, r["status"], r["message"], clock=r["clock"],
                            bound_before=r["bound_before"], bound_after=r["bound_after"],
@@ -30,11 +28,12 @@ def event_outcomes(wb, after: int = 0, streams: list[str] | None = None) -> list
 
 
 def query_step_table(q, *, base: int = 0, outcomes: list[Outcome] | None = None,
-                     streams: list[str] | None = None) -> list[list[str]]:
+                     streams: list[str] | None = None, last: int | None = None) -> list[list[str]]:
     """Header row then one row per step since the query started: what each input stream got
-    and the rows the query released at that step."""
+    and the rows the query released at that step (``last``: the input events considered are
+    the last ones, so a million loaded events are not all turned into rows)."""
     if outcomes is None:
-        outcomes = event_outcomes(q.wb, q.start_seq, q.plan.streams)
+        outcomes = event_outcomes(q.wb, q.start_seq, q.plan.streams, last)
     return step_table(snapshot(q), outcomes, base, streams or list(q.plan.streams))
 
 
@@ -95,7 +94,7 @@ class StepTable(widgets.VBox):
         if self.player is not None:
             t = self.player.step_table()
         else:
-            t = query_step_table(self.q, base=self.base)
+            t = query_step_table(self.q, base=self.base, last=self.limit)
         if self.limit and len(t) - 1 > self.limit:
             t = [t[0]] + t[-self.limit:]
         return t

@@ -98,14 +98,8 @@ def _values_text(values: dict | None) -> str:
 
 
 def _recent_events(wb, q, streams: list[str], last: int) -> list[dict]:
-    """The query's last ``last`` input events, oldest first."""
-    out = []
-    for r in reversed(wb.event_trace):
-        if r["step"] <= q.start_seq or len(out) >= last:
-            break
-        if r["stream"] in streams:
-            out.append(r)
-    return out[::-1]
+    """The query's last ``last`` input events (bulk loads included), oldest first."""
+    return wb.traced_events(q.start_seq, streams, last)
 
 
 def _pending_rows(wb, streams: list[str]) -> dict:
