@@ -307,9 +307,8 @@ def test_sub_commands(ip, run, tmp_path):
     assert c.shown[0].splitlines()[2].startswith("1    | 01:00 p1")
     assert "union    | 2006-10-10 01:00:00 | p1  | Q clock must reach 2006-10-10 01:00:00 (now none)" in c.shown[0]
     c = run("%streamsql timeline")
-    assert c.shown[0] == ("Timeline of query merged (lanes: P, Q, union, output): row 1, pending row 1, clock 1, "
-                          "held row 1, "
-                          "waits for 1")
+    assert c.shown[0] == ("Timeline of query merged (lanes: P, Q, union input P, union input Q, output): row 1, "
+                          "pending row 1, clock 2, held row 1, waits for 1")
     c = run("%streamsql help")
     assert "%streamsql stop NAME" in c.out
     c = run("%streamsql")

@@ -16,7 +16,7 @@ from streamsql.engine import time as T
 from streamsql.engine.cli import read_events
 from streamsql.engine.trace import format_table, step_table
 from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, Timeline, WorkbenchView, held_rows,
-                               query_step_table, timeline_records, workbench)
+                               query_step_table, timeline_chart, timeline_records, workbench)
 from streamsql.widgets import vega
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,7 +264,8 @@ def test_timeline_of_the_join_shows_windows_held_rows_and_what_they_wait_for(joi
     assert [(r.step, r.values) for r in q.rows] == [(3, (1, "ORCL", 100, 60))]
 
     lanes, recs = timeline_records(q)
-    assert lanes == ["ORDERS", "TRADES", "join", "output"]
+    # the join has nothing of its own to show: its inputs get lanes (its clock for each, the rows it keeps)
+    assert lanes == ["ORDERS", "TRADES", "join input ORDERS", "join input TRADES", "output"]
     spec = ui.timeline.spec()
     assert spec["$schema"].endswith("vega-lite/v5.json")
     assert spec["data"]["values"] == recs                        # what is drawn is the data checked here
@@ -274,7 +275,20 @@ def test_timeline_of_the_join_shows_windows_held_rows_and_what_they_wait_for(joi
                          ("TRADES", ms("2006-10-10 10:02:00"), ms("2006-10-10 10:02:00"), 3),
                          ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), 4)]
     assert by("clock") == [("ORDERS", ms("2006-10-10 10:03:00"), ms("2006-10-10 10:03:00"), None),
-                           ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None)]
+                           ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None),
+                           ("join input ORDERS", ms("2006-10-10 10:03:00"), ms("2006-10-10 10:03:00"), None),
+                           ("join input TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None)]
+    # both orders can still meet a trade up to 10 minutes after them (the TRADES clock is 10:04);
+    # a trade meets orders up to 10 minutes before it, so with ORDERS at 10:03 the 10:02 trade is
+    # done and only the 10:04 one is kept
+    assert [(r[0], r[1]) for r in by("kept row")] == [("join input ORDERS", ms("2006-10-10 10:00:00")),
+                                                     ("join input ORDERS", ms("2006-10-10 10:03:00")),
+                                                     ("join input TRADES", ms("2006-10-10 10:04:00"))]
+    # every event mark is labelled with its step; the tooltip says which step a state mark is as of
+    assert [(r["label"], r["at"]) for r in recs if r["what"] == "row"] == [("1", "step 1"), ("2", "step 2"),
+                                                                          ("3", "step 3"), ("4", "step 4")]
+    assert {r["at"] for r in recs if r["what"] in ("clock", "held row", "kept row")} == {"after step 4"}
+    assert all(r["at"] != "None" and "null" not in r["at"] for r in recs)
     # each kept trade can match orders with base times 10 minutes before it
     assert [(r[0], r[1], r[2]) for r in by("open window")] == [
         ("TRADES", ms("2006-10-10 09:54:00"), ms("2006-10-10 10:04:00"))]
@@ -465,3 +479,37 @@ def test_stop_button_stops_this_query_only(wb_local):
     new = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="t", replace=True)
     old.stop_button.click()
     assert new.running and not other.running
+
+
+def test_timeline_spreads_marks_names_backwards_bounds_and_bins_loaded_rows(wb_local):
+    import numpy as np
+    import pyarrow as pa
+    wb = wb_local
+    wb.execute("CREATE STREAM S (x INTEGER)")
+    q = wb.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    for x in (1, 2):
+        wb.insert("S", {"x": x}, rowtime="2006-10-10 10:00:00")            # two rows at one time
+    with pytest.raises(Exception, match="cannot move backwards"):
+        wb.punctuate("S", "09:00")
+    lanes, recs = timeline_records(q)
+    spot = [(r["what"], r["dy"]) for r in recs if r["lane"] == "S" and r["t"] == ms("2006-10-10 10:00:00")]
+    assert spot == [("row", -8.0), ("row", 0.0), ("clock", 8.0)]          # spread apart, not on top
+    back = [r for r in recs if r["what"] == "backwards bound"]
+    assert [(r["t"], r["step"], r["label"]) for r in back] == [(ms("2006-10-10 09:00:00"), 3, "3")]
+    assert "refused" in back[0]["detail"]
+    spec = vega.spec_of(timeline_chart(q))
+    color = spec["vconcat"][0]["layer"][0]["encoding"]["color"]
+    assert color["scale"]["domain"] == ["row", "backwards bound", "clock", "released row", "output bound"]  # only what is drawn
+    assert "backwards bound: before its producer's clock (refused)" in color["legend"]["labelExpr"]
+    # a load: its rows are in the step table and the timeline; more than are drawn: binned as well
+    t0 = ms("2006-10-10 10:01:00")
+    wb.load("S", {"ROWTIME": pa.array(np.arange(t0, t0 + 600_000, 1000, dtype=np.int64)),
+                  "x": pa.array(np.arange(600, dtype=np.int32))})
+    table = query_step_table(q, last=3)
+    assert table[-1] == ["603", "10:10:59 599", "10:10:59 599"]
+    lanes, recs = timeline_records(q)
+    drawn = [r for r in recs if r["what"] == "row"]
+    assert len(drawn) == 500 and drawn[-1]["step"] == 603 and drawn[-1]["values"] == "X=599"
+    bins = [r for r in recs if r["what"] == "rows (binned)"]
+    assert sum(int(r["detail"].split()[0]) for r in bins) == 602           # every row, the inserted two too
+    assert all(r["label"] == "" for r in recs)                              # too many to label
