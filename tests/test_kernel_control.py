@@ -48,6 +48,8 @@ def run(kc, code: str, cell_id: str | None = None, timeout: float = 300, during=
             (out if c["name"] == "stdout" else err).append(c["text"])
         elif t in ("display_data", "execute_result"):
             shown.append(c["data"].get("text/plain", ""))
+        elif t == "update_display_data":
+            shown.append(("update", c["data"].get("text/html", "")))
         elif t == "error":
             err.append(f"{c['ename']}: {c['evalue']}")
         elif t == "status" and c["execution_state"] == "idle":
@@ -75,7 +77,7 @@ def test_rerunning_a_cell_replaces_its_query(kernel):
     assert out.splitlines()[-2:] == ["Query q1 started", "Spark is ready."]
     reply, (out, err, shown) = run(kc, cell, cell_id="cell-a")            # the same cell again
     assert (reply["status"], out, err) == ("ok", "Query q1 replaced: the one running before was stopped\n", "")
-    assert shown[-1].startswith("Query q1 (running)")
+    assert [x for x in shown if isinstance(x, str) and x][-1].startswith("Query q1 (running)")
     reply, (out, err, _s) = run(kc, cell, cell_id="cell-b")               # another cell, same text
     assert out == "Query q2 started\n"
     running = "[n for n, x in streamsql.magics.current_workbench().queries.items() if x.running]"
@@ -89,8 +91,17 @@ def test_rerunning_a_cell_replaces_its_query(kernel):
                                 cell_id="cell-b")
     assert out == "Query q2 replaced: the one running before was stopped\n"
     assert value(kc, running) == "['q1', 'q2']"
+    # the static snapshot beside the live view follows the state after each cell (a frontend
+    # that sends cell ids renders widgets: JupyterLab), so the saved notebook shows the last state
+    reply, (out, err, shown) = run(kc, "%streamsql INSERT INTO P (ROWTIME, name) VALUES "
+                                       "(TIMESTAMP '2006-10-10 01:00:00', 'p1')", cell_id="cell-c")
+    updates = [html for kind, html in (x for x in shown if isinstance(x, tuple))]
+    assert any("p1" in h and 'class="streamsql-static"' in h and "Query q1 (running): 1 row released" in h
+               for h in updates), updates
+    reply, (out, err, shown) = run(kc, "print('nothing changed')", cell_id="cell-d")
+    assert [x for x in shown if isinstance(x, tuple)] == []                   # redrawn only when it changed
     reply, (out, err, _s) = run(kc, "%streamsql stop --all")
-    assert sorted(out.splitlines()) == ["Query q1 stopped (0 rows released)", "Query q2 stopped (0 rows released)"]
+    assert sorted(out.splitlines()) == ["Query q1 stopped (1 row released)", "Query q2 stopped (1 row released)"]
 
 
 SLOW = """

@@ -31,6 +31,7 @@ class Cell:
     err: str
     shown: list[str]          # text/plain of what the cell displayed (display() and its result)
     objects: list
+    statics: list[str]        # the static snapshots shown beside live views (text/html)
 
     @property
     def all_text(self) -> str:
@@ -56,13 +57,14 @@ def run(ip):
     def run_cell(src: str) -> Cell:
         with capture_output() as c:
             r = ip.run_cell(src, store_history=True)
-        objects = [o.data for o in c.outputs]
+        objects = [o.data for o in c.outputs if "text/plain" in o.data]
+        statics = [o.data["text/html"] for o in c.outputs if "text/plain" not in o.data]
         out = c.stdout
         if r.result is not None:         # the cell's value: the terminal shell prints it as Out[n]
             objects.append(ip.display_formatter.format(r.result)[0])
             out = out.split("Out[")[0]
         shown = [d.get("text/plain", "") for d in objects]
-        return Cell(r.success, r.error_in_exec or r.error_before_exec, out, c.stderr, shown, objects)
+        return Cell(r.success, r.error_in_exec or r.error_before_exec, out, c.stderr, shown, objects, statics)
     return run_cell
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import decimal
 import html
 import json
+import re
 import time
 from pathlib import Path
 
@@ -363,9 +364,16 @@ def test_charts_and_texts_are_deterministic(tmp_path):
             view = WorkbenchView(q)
             b = view._repr_mimebundle_()
             out.append((json.dumps(b[vega.MIMETYPE], sort_keys=True), b["text/plain"],
-                        view.steps.steps_html.value, view.live.table.value))
+                        view.steps.steps_html.value, view.live.table.value, view.static_html()))
     assert out[0] == out[1]
     assert str(tmp_path) not in "".join(out[0])
+    # the static snapshot (what a notebook shows without a kernel): rows, clocks, steps, the chart
+    static = out[0][-1]
+    assert static.count('class="streamsql-static"') == 1 and static.count("<svg") == 1
+    for part in ('class="streamsql-rows"', "Clocks: ORDERS 2006-10-10 10:10:00", 'class="streamsql-step-table"',
+                 "ORDERS</b>", "Timeline of query j"):
+        assert part in static, part
+    assert not re.search(r'id="clip\d+"', static)                 # ids made unique to the chart
 
 
 def test_views_redraw_by_themselves_after_python_api_events(union):

@@ -8,6 +8,8 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from .hooks import settle
+from .live import query_key
+from .static import StaticMixin, snapshot_html, update_all
 from .injector import Injector
 from .live import QueryView
 from .render import short
@@ -21,7 +23,7 @@ def _section(title: str) -> widgets.HTML:
     return widgets.HTML(f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>')
 
 
-class WorkbenchView(widgets.VBox):
+class WorkbenchView(StaticMixin, widgets.VBox):
     """Everything about one query. ``injectors=False`` leaves out the injectors (a scenario
     supplies the events); ``player`` numbers the step table by the scenario's lines."""
 
@@ -57,6 +59,23 @@ class WorkbenchView(widgets.VBox):
     def text(self) -> str:
         return "\n\n".join([self.live.text(), timeline_summary(self.q), self.steps.text()])
 
+    def static_parts(self) -> list[str]:
+        parts = self.live.static_parts()
+        if self.injectors:
+            parts += [_section("Inject").value] + [p for inj in self.injectors.values() for p in inj.static_parts()]
+        parts += [_section("Timeline").value] + self.timeline.static_parts()
+        parts += [_section("Steps").value] + self.steps.static_parts()
+        return parts
+
+    def static_key(self):
+        return query_key(self.q)
+
+    def static_settle(self) -> None:
+        settle(self.wb)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Workbench of query {self.q.name}")
+
     def _repr_mimebundle_(self, **kwargs):
         settle(self.wb)
         self.refresh()
@@ -66,7 +85,7 @@ class WorkbenchView(widgets.VBox):
         return data
 
 
-class ScenarioView(widgets.VBox):
+class ScenarioView(StaticMixin, widgets.VBox):
     """Load a scenario file and step through it: one event forward, or to any step k (going
     back replays from the start). The views below follow the scenario's query."""
 
@@ -138,6 +157,7 @@ class ScenarioView(widgets.VBox):
         if self.view is not None:
             self.view.refresh()
         self._show()
+        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
     # ------------------------------------------------------------------ display
 
@@ -180,6 +200,22 @@ class ScenarioView(widgets.VBox):
         if self.view is not None:
             parts.append(self.view.text())
         return "\n\n".join(parts)
+
+    def static_parts(self) -> list[str]:
+        parts = [f'<pre class="streamsql-status" style="margin:2px 0">{html.escape(self.status_text())}</pre>']
+        return parts + (self.view.static_parts() if self.view is not None else [])
+
+    def static_key(self):
+        p = self.player
+        return None if p is None else (id(p.wb), p.pos) + query_key(p.q)
+
+    def static_settle(self) -> None:
+        if self.view is not None:
+            settle(self.view.wb)
+
+    def static_html(self) -> str:
+        name = self.player.scenario.name if self.player is not None else "(none loaded)"
+        return snapshot_html(self.static_parts(), f"Scenario {name}")
 
     def _repr_mimebundle_(self, **kwargs):
         if self.view is not None:

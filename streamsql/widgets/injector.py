@@ -17,6 +17,7 @@ from ..engine.errors import LateRowError, StreamSqlError
 from ..engine.values import ValueRefused, parse_text, type_hint
 from .hooks import on_inject, settle, weak_method
 from .render import ts
+from .static import StaticMixin, snapshot_html, update_all
 
 DEFAULT_PRODUCER = "default"
 _WIDE = {"description_width": "initial"}
@@ -55,7 +56,7 @@ def _input_for(field) -> FieldText:
                      style=_WIDE, layout=widgets.Layout(width=width))
 
 
-class Injector(widgets.VBox):
+class Injector(StaticMixin, widgets.VBox):
     """Insert rows and punctuation into ``stream`` of ``wb`` by hand. After each action the
     workbench's queries are allowed to catch up (so views show what the event released) and the
     ``on_event`` callbacks run."""
@@ -224,6 +225,7 @@ class Injector(widgets.VBox):
         for f in list(self._callbacks):
             f()
         self.refresh()
+        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
     def _say(self, text: str, error: bool = False) -> None:
         self.last_message = text
@@ -269,6 +271,18 @@ class Injector(widgets.VBox):
             return
         self.rowtime.placeholder = rowtime_placeholder(blank, whose, self.stream)
         self.punct_time.placeholder = "HH:MM[:SS]"
+
+    def static_parts(self) -> list[str]:
+        line = self.title.value.replace(_STYLE, "")
+        fields = ", ".join(f"{f.name} {f.type}" for f in self.fields)
+        return [f'<div class="streamsql-static-injector" style="font-size:12px">{line} '
+                f'<span style="font-family:monospace;color:#777">({html.escape(fields)})</span></div>']
+
+    def static_key(self):
+        return (self.wb.last_seq, self.title.value)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Injector for {self.stream}")
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)

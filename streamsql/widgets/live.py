@@ -12,6 +12,7 @@ from ..engine.trace import steps
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
 from .render import html_lines, html_table, text_table, ts
+from .static import StaticMixin, snapshot_html
 
 
 def input_clocks(q) -> list[tuple[str, int | None]]:
@@ -61,7 +62,21 @@ def output_entries(q, bounds: bool = False) -> list[dict]:
     return out
 
 
-class QueryView(widgets.VBox):
+def query_key(q) -> tuple:
+    """What a query's snapshot depends on (see :class:`~streamsql.widgets.static.StaticMixin`)."""
+    return (q.wb.last_seq, q.processed_seq, q.row_count, q.output_bound, q.running, q.error)
+
+
+def settled(q, timeout: float = 120) -> None:
+    """Let a running query catch up with every event so far (errors show in its status)."""
+    if q.running:
+        try:
+            q.wait(timeout)
+        except Exception:
+            pass
+
+
+class QueryView(StaticMixin, widgets.VBox):
     """Watch a query: rows as they are released (the last ``limit``), its output bound and the
     clocks of its inputs. ``bounds=True`` interleaves the output bound's moves (like ``--bounds``)."""
 
@@ -150,6 +165,22 @@ class QueryView(widgets.VBox):
             self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
                                 + (f"<div>{foot}</div>" if foot else ""))
             self.stop_button.disabled = not self.q.running
+
+    def static_parts(self) -> list[str]:
+        rows, classes, total = self.rows()
+        foot = self._footer(len(rows), total)
+        return [html_lines(self.status_lines(), "streamsql-status"),
+                html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
+                + (f"<div>{foot}</div>" if foot else "")]
+
+    def static_key(self):
+        return query_key(self.q)
+
+    def static_settle(self) -> None:
+        settled(self.q)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Query {self.q.name}")
 
     def _repr_mimebundle_(self, **kwargs):
         self.refresh(wait=True)

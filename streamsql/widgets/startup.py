@@ -9,11 +9,12 @@ import threading
 import ipywidgets as widgets
 
 from ..engine.startup import StartupPhases
+from .static import STYLE, StaticMixin
 
 _STYLE = "font-family:monospace;font-size:12px;color:#555"
 
 
-class StartupView(widgets.HTML):
+class StartupView(StaticMixin, widgets.HTML):
     """Shows a :class:`~streamsql.engine.startup.StartupPhases` as it goes."""
 
     def __init__(self, phases: StartupPhases, tick: float = 0.5):
@@ -36,9 +37,17 @@ class StartupView(widgets.HTML):
         if self.phases.done:
             self._stop.set()
 
+    def static_key(self):
+        return self.phases.done
+
+    def static_html(self) -> str:
+        """The phases without times when displayed (what a notebook run in batch keeps); with
+        their times in the updates a live frontend gets."""
+        times = getattr(self, "_static_handle", None) is not None and self.phases.done
+        return STYLE + (f'<div class="streamsql-startup streamsql-static" style="{_STYLE}">'
+                        f'{html.escape(self.phases.text(times=times))}</div>')
+
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)
-        still = self.phases.text(times=False)
-        data["text/plain"] = still
-        data["text/html"] = f'<div class="streamsql-startup" style="{_STYLE}">{html.escape(still)}</div>'
+        data["text/plain"] = self.phases.text(times=False)
         return data

@@ -10,8 +10,9 @@ from ..engine.catalog import Event, Outcome
 from ..engine.trace import step_table
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
-from .live import snapshot
+from .live import query_key, settled, snapshot
 from .render import html_table, text_table, ts
+from .static import StaticMixin, snapshot_html
 
 
 def event_outcomes(wb, after: int = 0, streams: list[str] | None = None, last: int | None = None) -> list[Outcome]:
@@ -70,7 +71,7 @@ def held_table(q) -> list[list[str]]:
 HELD_HEADER = ["Operator", "ROWTIME", "Row", "Waits for"]
 
 
-class StepTable(widgets.VBox):
+class StepTable(StaticMixin, widgets.VBox):
     """The step table of a query (``limit``: only the last steps), kept current as it runs.
     ``player`` (a :class:`~streamsql.widgets.scenario.ScenarioPlayer`) numbers steps by the
     scenario's event lines and names streams as its file does."""
@@ -111,14 +112,24 @@ class StepTable(widgets.VBox):
         n = held_count(self.q)
         return "Held rows" if n <= listed else f"Held rows ({n}; the earliest {listed} shown)"
 
+    def static_parts(self) -> list[str]:
+        t = self.rows()
+        held = held_table(self.q)
+        return [html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}"),
+                html_table(HELD_HEADER, held, "streamsql-held", caption=self._held_caption(len(held))) if held else ""]
+
+    def static_key(self):
+        return query_key(self.q) + ((self.player.pos,) if self.player is not None else ())
+
+    def static_settle(self) -> None:
+        settled(self.q)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Steps of query {self.q.name}")
+
     def refresh(self) -> None:
         with self._lock:
-            t = self.rows()
-            self.steps_html.value = html_table(t[0], t[1:], "streamsql-step-table",
-                                               caption=f"Steps of query {self.q.name}")
-            held = held_table(self.q)
-            self.held_html.value = (html_table(HELD_HEADER, held, "streamsql-held",
-                                               caption=self._held_caption(len(held))) if held else "")
+            self.steps_html.value, self.held_html.value = self.static_parts()
 
     def _repr_mimebundle_(self, **kwargs):
         if self.q.running:

@@ -23,8 +23,9 @@ from ..engine import time as T
 from ..engine.plan import Aggregate
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
-from .live import snapshot
+from .live import query_key, settled, snapshot
 from .render import ts
+from .static import StaticMixin, chart_html, snapshot_html
 from .steps import held_rows
 from . import vega
 
@@ -403,7 +404,7 @@ def timeline_summary(q) -> str:
     return f"Timeline of query {q.name} (lanes: {', '.join(lanes)}): {shown or 'nothing yet'}"
 
 
-class Timeline(widgets.VBox):
+class Timeline(StaticMixin, widgets.VBox):
     """The timeline chart of a query, redrawn after every event and release."""
 
     def __init__(self, q, width: int = 640):
@@ -423,6 +424,18 @@ class Timeline(widgets.VBox):
 
     def spec(self) -> dict:
         return vega.spec_of(self.chart())
+
+    def static_parts(self) -> list[str]:
+        return [chart_html(self.chart())]
+
+    def static_key(self):
+        return query_key(self.q)
+
+    def static_settle(self) -> None:
+        settled(self.q)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Timeline of query {self.q.name}")
 
     def refresh(self) -> None:
         with self._lock:
