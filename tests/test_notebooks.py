@@ -50,6 +50,30 @@ def test_quickstart_stores_the_engine_results_nbval_compares():
     assert {"row", "bound", "eclipsed bound", "clock", "released row", "held row", "open window"} <= whats
 
 
+def test_notebooks_read_only_files_shipped_in_the_package():
+    """A tutorial copied out of the repository (or opened from an installed package) still runs:
+    no cell names a path outside the package, and the helpers find the scenario files inside it."""
+    import re
+    import streamsql
+    from streamsql import scenarios
+    from streamsql.tutorial.basics import scenario_dir
+    outside = re.compile(r"\.\./|\.\.\\|['\"]/(?:work|home|Users|tmp|var)/|tests/scenarios|shared/scenarios")
+    for p in NOTEBOOKS:
+        for i, c in enumerate(nbformat.read(p, as_version=4).cells):
+            if c.cell_type == "code":
+                assert not outside.search(c.source), f"{p.name} cell {i} reads outside the package: {c.source!r}"
+    package = Path(streamsql.__file__).resolve().parent
+    assert scenario_dir().resolve().is_relative_to(package)
+    for name in ("union_merge", "group_by_hours", "filter_trains", "vwap_sliding", "join1_inner_following",
+                 "join2_inner_preceding", "join3_full_outer"):
+        for ext in (".sql", ".events.jsonl", ".expected.jsonl"):
+            assert scenarios.path(name).with_name(name + ext).is_file(), name + ext
+    # the files are package data: an installed wheel carries them
+    import tomllib
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert set(data["streamsql.scenarios"]) == {"*.sql", "*.jsonl"}
+
+
 def test_notebooks_pass_nbval_strict(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "--nbval", *map(str, NOTEBOOKS), "-q", "-p", "no:cacheprovider",
                         "--rootdir", str(ROOT), "-o", "addopts="],
