@@ -101,13 +101,25 @@ def lab(tmp_path_factory):
         log.close()
 
 
-PROMPTS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+PROMPTS_JS = """() => [...document.querySelectorAll(
+                          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
                         .map(e => e.textContent.trim())"""
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+def _end_sessions(lab) -> None:
+    """Shut the notebooks' kernels (and their Spark) down, so the next test has the machine."""
+    auth = {"Authorization": f"token {lab['token']}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{lab['base']}/api/sessions", headers=auth), timeout=30) as r:
+        sessions = json.loads(r.read())
+    for sess in sessions:
+        req = urllib.request.Request(f"{lab['base']}/api/sessions/{sess['id']}", method="DELETE", headers=auth)
+        urllib.request.urlopen(req, timeout=60).close()
 
 
 def _open_and_run_all(page, lab, name: str, n_code: int, timeout: float = 420) -> None:
     """Open notebook ``name`` in JupyterLab, run every cell and wait until all have run."""
-    page.goto(f"{lab['base']}/lab/tree/{name}?token={lab['token']}")
+    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")     # no tabs of earlier tests
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
     page.wait_for_timeout(2000)
     select = page.locator(".jp-Dialog button", has_text="Select")
@@ -141,7 +153,7 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?token={lab['token']}")
+            page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?reset&token={lab['token']}")
             page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
             page.wait_for_timeout(2000)
             select = page.locator(".jp-Dialog button", has_text="Select")
@@ -206,6 +218,7 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
             page.screenshot(path=str(OUT / "quickstart.png"))
         finally:
             browser.close()
+            _end_sessions(lab)
     shutil.rmtree(lab["root"] / ".ipynb_checkpoints", ignore_errors=True)
 
 
@@ -239,14 +252,15 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
             _open_and_run_all(page, lab, name, len(WORKBENCH_CELLS))
-            text = page.locator(".jp-Notebook").inner_text()
+            panel = page.locator(PANEL)
+            text = panel.locator(".jp-Notebook").inner_text()
             assert "Traceback" not in text and "SQL error" not in text
-            view = page.locator(".streamsql-workbench").first
+            view = panel.locator(".streamsql-workbench").first
             rows = view.locator(".streamsql-query .streamsql-rows").first
             assert rows.get_attribute("data-rows") == "0"
             # the static snapshot stays hidden while the live view is on the page
-            assert page.locator(".streamsql-static").count() >= 1
-            assert not page.locator(".streamsql-static").first.is_visible()
+            assert panel.locator(".streamsql-static").count() >= 1
+            assert not panel.locator(".streamsql-static").first.is_visible()
 
             injector = view.locator(".streamsql-injector").first
             field = lambda label: injector.locator(".widget-text", has_text=label).locator("input").first
@@ -282,24 +296,24 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
             _shot(page, view, "workbench-inserted.png")
 
             # rerun the query cell: it replaces its query (one line says so), no error
-            page.locator(".jp-CodeCell").nth(2).locator(".jp-InputArea-editor").click()
+            panel.locator(".jp-CodeCell").nth(2).locator(".jp-InputArea-editor").click()
             page.keyboard.press("Control+Enter")
-            out = page.locator(".jp-CodeCell").nth(2).locator(".jp-Cell-outputArea")
+            out = panel.locator(".jp-CodeCell").nth(2).locator(".jp-Cell-outputArea")
             out.get_by_text("Query orders replaced: the one running before was stopped").wait_for(timeout=120_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
             assert "SQL error" not in out.inner_text() and "already running" not in out.inner_text()
-            page.locator(".jp-CodeCell").nth(3).locator(".jp-InputArea-editor").click()
+            panel.locator(".jp-CodeCell").nth(3).locator(".jp-InputArea-editor").click()
             page.keyboard.press("Control+Enter")
             page.wait_for_timeout(1000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-            listing = page.locator(".jp-CodeCell").nth(3).locator(".streamsql-queries")
+            listing = panel.locator(".jp-CodeCell").nth(3).locator(".streamsql-queries")
             listing.wait_for(timeout=60_000)
             assert listing.locator("tbody tr").count() == 1                 # one query: the new one
             assert "running" in listing.inner_text()
-            _shot(page, page.locator(".jp-CodeCell").nth(2), "workbench-rerun.png")
+            _shot(page, panel.locator(".jp-CodeCell").nth(2), "workbench-rerun.png")
 
             # Stop on the (new) live view
-            view = page.locator(".jp-CodeCell").nth(2).locator(".streamsql-workbench").first
+            view = panel.locator(".jp-CodeCell").nth(2).locator(".streamsql-workbench").first
             view.locator("button.streamsql-stop").click()
             status = view.locator(".streamsql-query .streamsql-status").first
             deadline = time.time() + 60
@@ -310,4 +324,5 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
             _shot(page, view, "workbench-stopped.png")
         finally:
             browser.close()
+            _end_sessions(lab)
     shutil.rmtree(lab["root"] / ".ipynb_checkpoints", ignore_errors=True)

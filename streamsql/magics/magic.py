@@ -84,6 +84,7 @@ class StreamSql(Magics):
         self.kernel = KernelWorkbench(self)
         #: the queries each cell started, by cell (a rerun replaces them)
         self.cell_queries: dict[str, list[str]] = {}
+        self._cell = ""                   # the input being run (see cell_key)
 
     @observe("workspace", "engine", "master", "buckets")
     def _setting_changed(self, change):

@@ -1047,6 +1047,7 @@ class Progress:
         data = self.box._repr_mimebundle_(**kwargs)
         data["text/plain"] = (f"Progress of the replay: {self.total:,} events loaded, then processed by "
                               + ", ".join(q.name for q in self.queries))
+        data["text/html"] = f"<div>{data['text/plain']}</div>"      # without a kernel (nbconvert, nbviewer)
         return data
 
 
