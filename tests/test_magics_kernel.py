@@ -55,7 +55,13 @@ def test_spark_starts_once_lazily_with_a_status_line(outputs):
     assert streams(outputs[2], "stdout") == "starting Spark (local[*])…\nQuery merged started\nSpark is ready.\n"
     assert streams(outputs[3], "stdout") == "Query only_p started\n"                    # already running
     assert [o for o in outputs[3] if "Start-up" in o.get("data", {}).get("text/plain", "")] == []
-    startup, view = [o for o in outputs[2] if o.output_type == "display_data"]
+    shown = [o for o in outputs[2] if o.output_type == "display_data"]
+    startup, view = [o for o in shown if "application/vnd.jupyter.widget-view+json" in o.data]
+    # beside each live view, its static snapshot (text/html only; the widget's own html is empty)
+    statics = [o.data["text/html"] for o in shown if "text/plain" not in o.data]
+    assert len(statics) == 2 and startup.data["text/html"] == view.data["text/html"] == ""
+    assert "Start-up: JVM · Spark session · plan · first batch" in statics[0]        # no times: deterministic
+    assert 'class="streamsql-static"' in statics[1] and "Query merged (running)" in statics[1]
     assert "application/vnd.jupyter.widget-view+json" in view.data
     assert view.data["text/plain"].startswith("Query merged (running): 0 rows released")
     # the start-up line: the phases without times in the stored output, with times live
