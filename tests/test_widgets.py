@@ -521,3 +521,23 @@ def test_timeline_spreads_marks_names_backwards_bounds_and_bins_loaded_rows(wb_l
     bins = [r for r in recs if r["what"] == "rows (binned)"]
     assert sum(int(r["detail"].split()[0]) for r in bins) == 602           # every row, the inserted two too
     assert all(r["label"] == "" for r in recs)                              # too many to label
+
+
+def test_startup_phases_count_each_phase_until_the_first_result():
+    from streamsql.engine.startup import StartupPhases
+    from streamsql.widgets import StartupView
+    now = [100.0]
+    phases = StartupPhases(clock=lambda: now[0])
+    view = StartupView(phases, tick=3600)
+    for name, secs in [("JVM", 2.0), ("Spark session", 4.5), ("plan", 0.5), ("first batch", 1.0)]:
+        phases(name)
+        now[0] += secs
+    view.refresh()                                                      # what the ticker does
+    assert "first batch… 1.0 s (8.0 s so far)" in view.value           # under way: counting up
+    phases(None)
+    phases("JVM")                                                       # after the end: ignored
+    assert phases.text() == ("Start-up: JVM 2.0 s · Spark session 4.5 s · plan 0.5 s · first batch 1.0 s"
+                             " — first result after 8.0 s")
+    assert phases.text() in view.value
+    assert view._repr_mimebundle_()["text/plain"] == "Start-up: JVM · Spark session · plan · first batch"
+    assert "0.5 s" not in view.static_html()                          # as displayed: no times
