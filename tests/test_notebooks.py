@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -100,10 +101,11 @@ def test_saved_notebooks_show_static_snapshots_without_a_kernel():
             assert "<svg" in html, f"{p.name}: no timeline drawn as SVG"
 
 
+@pytest.mark.timeout(2400)            # eight notebooks, each with its own kernel and Spark
 def test_notebooks_pass_nbval_strict(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "--nbval", *map(str, NOTEBOOKS), "-q", "-p", "no:cacheprovider",
                         "--rootdir", str(ROOT), "-o", "addopts="],
-                       cwd=ROOT, capture_output=True, text=True, timeout=1200)
+                       cwd=ROOT, capture_output=True, text=True, timeout=2300)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     assert " passed" in r.stdout and "failed" not in r.stdout.splitlines()[-1]
 
