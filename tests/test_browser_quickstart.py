@@ -322,6 +322,29 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
             assert "Query orders (stopped)" in status.inner_text()
             assert view.locator("button.streamsql-stop").is_disabled()
             _shot(page, view, "workbench-stopped.png")
+
+            # the (hidden) snapshot beside the live view followed the click
+            hidden = panel.locator(".jp-CodeCell").nth(2).locator(".streamsql-static").first
+            deadline = time.time() + 60
+            while "Query orders (stopped)" not in (hidden.text_content() or "") and time.time() < deadline:
+                page.wait_for_timeout(250)
+            assert "Query orders (stopped)" in hidden.text_content()
+
+            # saved, then opened again with a new kernel (the widgets' models are gone): the
+            # snapshots show the last state, and no "Error displaying widget" line
+            page.keyboard.press("Control+s")
+            page.wait_for_timeout(2000)
+            _end_sessions(lab)
+            page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")
+            page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=120_000)
+            static = page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator(".streamsql-static").first
+            static.wait_for(state="visible", timeout=120_000)
+            page.wait_for_timeout(3000)               # the widget manager gives up on the old models
+            assert "Query orders (stopped)" in static.inner_text()
+            assert static.locator("svg").count() == 1
+            errors = page.get_by_text("Error displaying widget")
+            assert all(not errors.nth(i).is_visible() for i in range(errors.count()))
+            _shot(page, page.locator(PANEL).locator(".jp-CodeCell").nth(2), "workbench-reopened.png")
         finally:
             browser.close()
             _end_sessions(lab)

@@ -12,7 +12,7 @@ from ..engine.trace import steps
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
 from .render import html_lines, html_table, text_table, ts
-from .static import StaticMixin, snapshot_html
+from .static import StaticMixin, snapshot_html, update_all
 
 
 def input_clocks(q) -> list[tuple[str, int | None]]:
@@ -149,6 +149,7 @@ class QueryView(StaticMixin, widgets.VBox):
         if self.q.running:
             self.q.stop()
         self.refresh()
+        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
     def refresh(self, wait: bool = False) -> None:
         """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
