@@ -255,7 +255,24 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         st.rows_in += int(rows.sum())
         st.bounds_in += int(bound.sum())
     feeds = (d, seqs, rt, after, cols, rows, moves)
+    if wb.trace:
+        wb.load_trace.append(_trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, errors))
     return int(rows.sum()), [int(seqs[i]) for i in late_idx], err_entries, feeds
+
+
+def _trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, errors) -> tuple[str, pa.Table]:
+    """What each loaded event did, column-wise (``Workbench.traced_events`` reads it): the same
+    facts as an ``event_trace`` record, without a Python object per event."""
+    status = np.where(refused, "error", np.where(late, "late", np.where(bound & ~(rt > before), "eclipsed", "ok")))
+    message = [errors[i] if refused[i] else None for i in range(len(rt))] if refused.any() else None
+    t = pa.table({"step": pa.array(seqs, pa.int64()), "kind": pa.array(np.where(bound, "bound", "row")),
+                  "rowtime": pa.array(rt, pa.int64()), "status": pa.array(status),
+                  "clock": pa.array(before, pa.int64()), "after": pa.array(after, pa.int64()),
+                  "released": pa.array(rows.astype(np.int64)),
+                  "message": pa.array(message if message is not None else [None] * len(rt), pa.string())})
+    for f, col in zip(d.fields, cols):
+        t = t.append_column(f"v:{f.name}", col)
+    return d.name, t
 
 
 def _merge_feeds(feeds_src, err_entries):

@@ -23,7 +23,8 @@ from . import time as T
 from .errors import EventError, SqlError, StreamSqlError, one_line
 from .paths import check_sql_name, safe_component
 from .plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
-from .types import SqlType, coerce, dumps_row, to_json_value
+from .types import SqlType, dumps_row, to_json_value
+from .values import coerce
 
 log = logging.getLogger("streamsql.late")
 

@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         if a.cmd == "demo":
-            demo = Path(__file__).resolve().parent.parent / "demo"
+            from .. import scenarios
+            demo = scenarios.folder()
             print("UNION ALL of streams P and Q (seed 000, 'Merging Two Streams'):\n")
             print((demo / "union_merge.sql").read_text().strip(), "\n")
             return replay((demo / "union_merge.sql").read_text(), read_events(demo / "union_merge.events.jsonl"),

@@ -90,5 +90,9 @@ class LateRowError(StreamSqlError):
             f"{whose} {T.format_timestamp(clock)}; the row was rejected (see the error stream)")
 
 
+class NameInUseError(StreamSqlError):
+    """A name already taken (a running query's): not a fault of the SQL text."""
+
+
 class QueryError(StreamSqlError):
     """A running query failed; the message names the query."""

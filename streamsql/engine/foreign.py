@@ -34,7 +34,8 @@ from . import time as T
 from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
 from .errors import SqlError, one_line
 from .paths import under
-from .types import arrow_type, coerce
+from .types import arrow_type
+from .values import coerce
 
 log = logging.getLogger("streamsql.foreign")
 

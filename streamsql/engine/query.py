@@ -240,16 +240,22 @@ class ContinuousQuery:
 
     def wait(self, timeout: float | None = None) -> "ContinuousQuery":
         """Block until the query has processed every event committed so far (and its foreign
-        streams have read the files present now)."""
-        self.wb.wait_readers(self.plan.streams)
-        self.wb.runtime.wait(self, timeout)
+        streams have read the files present now). An interrupt (Ctrl-C, the kernel's ■) stops
+        the waiting, not the query: it raises ``KeyboardInterrupt`` and the query goes on."""
+        try:
+            self.wb.wait_readers(self.plan.streams)
+            self.wb.runtime.wait(self, timeout)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"stopped waiting for query {self.name}; it keeps running (step "
+                                    f"{self.processed_seq} of {self.wb.last_seq} processed)") from None
         if self.error:
             raise StreamSqlError(f"query {self.name} failed: {self.error}")
         return self
 
     def stop(self) -> None:
-        """Stop this query (the same as ``Workbench.stop_query(name)``)."""
-        self.wb.stop_query(self.name)
+        """Stop this query (one that a rerun replaced under the same name is already stopped)."""
+        if self.wb.queries.get(self.name) is self:
+            self.wb.stop_query(self.name)
 
     def __repr__(self):
         state = "running" if self.running else "stopped"

@@ -36,7 +36,8 @@ from .errors import StreamSqlError
 from .journal import JournalEvent
 from .runtime.records import OutputRow
 from .trace import replay_lines
-from .types import coerce, to_json_value
+from .types import to_json_value
+from .values import coerce
 
 
 class SaveError(StreamSqlError):
@@ -211,7 +212,11 @@ class _Events:
         for f, v in zip(d.fields, tup):
             if f.type.name == "DECIMAL" and v is not None:
                 x = float(v)
-                out[json_name(f.name, sp)] = x if coerce(x, f.type) == v else str(v)
+                try:
+                    same = coerce(x, f.type) == v
+                except (StreamSqlError, ValueError):     # the float does not say it exactly
+                    same = False
+                out[json_name(f.name, sp)] = x if same else str(v)
             else:
                 out[json_name(f.name, sp)] = to_json_value(v, f.type)
         return out

@@ -17,10 +17,13 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import numpy as np
+import pyarrow as pa
+
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import (BadNameError, EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError,
-                     one_line)
+from .errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
+                     WorkspaceError, one_line)
 from .expr import compile_expr
 from .journal import Journal
 from .lock import WorkspaceLock
@@ -99,6 +102,8 @@ class Workbench:
         self.trace = trace
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
+        #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
+        self.load_trace: list[tuple[str, pa.Table]] = []
         self._lock = threading.RLock()
         self._runtime: Runtime | None = None      # made on first use (Spark starts lazily)
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
@@ -207,10 +212,11 @@ class Workbench:
 
     # ------------------------------------------------------------------ statements
 
-    def execute(self, sql: str, *, name: str | None = None) -> list[Result]:
+    def execute(self, sql: str, *, name: str | None = None, replace: bool = False) -> list[Result]:
         """Run one or more statements. A SELECT STREAM starts a continuous query (``name`` names
-        the first one). Errors carry the position in ``sql``; statements before the failing one
-        stay done, the failing one changes nothing."""
+        the first one; ``replace`` stops a running query of that name first, else the name in
+        use is a :class:`NameInUseError`). Errors carry the position in ``sql``; statements
+        before the failing one stay done, the failing one changes nothing."""
         from .sql import analyze, split_script
         if name is not None:
             check_path_name(name, "query")   # before anything runs: a bad name changes nothing
@@ -223,7 +229,7 @@ class Workbench:
                                "sub-queries)", st.line, st.col, sql) from None
             try:
                 _check_names(stmt)
-                results.append(self._run(stmt, name))
+                results.append(self._run(stmt, name, replace))
             except (SqlError, BadNameError) as e:
                 if isinstance(e, SqlError) and e.line is not None and e.sql is not None:
                     raise
@@ -238,9 +244,9 @@ class Workbench:
                 name = None
         return results
 
-    def query(self, sql: str, name: str | None = None) -> ContinuousQuery:
+    def query(self, sql: str, name: str | None = None, *, replace: bool = False) -> ContinuousQuery:
         """Start the continuous query in ``sql`` (one SELECT STREAM statement)."""
-        res = self.execute(sql, name=name)
+        res = self.execute(sql, name=name, replace=replace)
         qs = [r.query for r in res if r.query is not None]
         if len(qs) != 1:
             raise SqlError("query() needs exactly one SELECT STREAM statement")
@@ -250,16 +256,16 @@ class Workbench:
         return [q.name for q in self.queries.values() if q.running and
                 (name in q.plan.streams or name in q.plan.tables)]
 
-    def _run(self, stmt: Statement, name: str | None) -> Result:
+    def _run(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
         committed = self.catalog.next_seq - 1
         try:
-            return self._run_statement(stmt, name)
+            return self._run_statement(stmt, name, replace)
         except OSError as e:   # a catalog write that failed (disk full): back to the last commit
             with self._lock:
                 self._undo_append(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
                                   events=False, pumps=isinstance(stmt, (CreatePump, AlterPump, Drop)))
 
-    def _run_statement(self, stmt: Statement, name: str | None) -> Result:
+    def _run_statement(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
         if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
             words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
             self._writable(f"{words} (only relational SELECTs run on a read-only workbench)")
@@ -315,8 +321,10 @@ class Workbench:
                     # relational SELECT (issue 7): evaluated at once over tables, VALUES and history
                     from .relational import relation_result
                     return relation_result(stmt, self.runtime.relational(stmt.query.root))
-                q = self._start_query(stmt.query, name)
-                return Result(stmt, f"Query {q.name} started", query=q)
+                replaced = replace and name in self.queries and self.queries[name].running
+                q = self._start_query(stmt.query, name, replace=replace)
+                return Result(stmt, f"Query {q.name} replaced: the one running before was stopped" if replaced
+                              else f"Query {q.name} started", query=q)
             if isinstance(stmt, CreatePump):
                 return Result(stmt, self.pumps.create(stmt))
             if isinstance(stmt, AlterPump):
@@ -340,8 +348,8 @@ class Workbench:
         events = []
         for vals in stmt.rows:
             by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
-            rt = by.pop("ROWTIME", None)
-            events.append(Event(stmt.target, "row", rt if rt is not None else now_ms(), by))
+            rt = by.pop("ROWTIME", None)       # none: the stream clock; 'HH:MM' or 'now': see _time
+            events.append(Event(stmt.target, "row", rt if isinstance(rt, int) else self._time(stmt.target, rt), by))
         outcomes = self.inject(events)
         bad = [o for o in outcomes if o.status in ("late", "error")]
         ok = len(outcomes) - len(bad)
@@ -384,7 +392,8 @@ class Workbench:
             if streams is None or s in streams:
                 r.wait()
 
-    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
+    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
+                     replace: bool = False) -> ContinuousQuery:
         if name is not None:
             check_path_name(name, "query")
         if name is None:
@@ -394,7 +403,10 @@ class Workbench:
                 self._query_counter += 1
                 name = f"q{self._query_counter}"
         elif name in self.queries and self.queries[name].running:
-            raise SqlError(f"a query named {name} is already running; stop it or choose another name")
+            if not replace:
+                raise NameInUseError(f"a query named {name} is already running; stop it (stop_query({name!r}), "
+                                     f"%streamsql stop {name}) or choose another name")
+            self.stop_query(name)
         # ``start_seq`` (benchmarks, tests): read the log from an earlier step, from empty clocks
         start = self.catalog.next_seq - 1 if start_seq is None else start_seq
         q = ContinuousQuery(self, name, plan, start)
@@ -555,6 +567,8 @@ class Workbench:
             self.pumps.runners.clear()
             self.pumps.resume()
         self.event_trace = [t for t in self.event_trace if t["step"] <= committed]
+        self.load_trace = [(s, t) for s, t in self.load_trace
+                           if not t.num_rows or t.column("step")[0].as_py() <= committed]
         if isinstance(e, OSError):
             log.error("workspace %s: %s failed and was undone: %s", self.path, what, e)
             full = e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
@@ -624,6 +638,45 @@ class Workbench:
             "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,
             "eclipsed": o.status == "eclipsed"})
 
+    def traced_events(self, after: int = 0, streams=None, last: int | None = None) -> list[dict]:
+        """The per-event records (``event_trace``'s form) of the events after step ``after`` on
+        ``streams`` (all when None), in step order, bulk loads included; ``last`` keeps only the
+        last ones (a loaded million stays columns until asked for)."""
+        keep = None if streams is None else set(streams)
+        recs = [r for r in list(self.event_trace)
+                if r["step"] > after and (keep is None or r["stream"] in keep)]
+        if last is not None:
+            recs = recs[-last:]
+        for stream, t in list(self.load_trace):
+            if keep is not None and stream not in keep:
+                continue
+            steps = t.column("step").to_numpy()
+            lo = int(np.searchsorted(steps, after, side="right"))
+            if lo >= len(steps):
+                continue
+            if last is not None:
+                lo = max(lo, len(steps) - last)
+            recs += _load_records(stream, t.slice(lo))
+        recs.sort(key=lambda r: r["step"])
+        return recs[-last:] if last is not None else recs
+
+    def traced_rowtimes(self, after: int = 0, streams=None) -> dict[str, np.ndarray]:
+        """Rowtimes of the rows that entered each stream after step ``after`` (for a binned view
+        of many events)."""
+        keep = None if streams is None else set(streams)
+        out: dict[str, list] = {}
+        for r in list(self.event_trace):
+            if r["step"] > after and r["kind"] == "row" and r["status"] == "ok" and (keep is None or r["stream"] in keep):
+                out.setdefault(r["stream"], []).append(np.array([r["rowtime"]], dtype=np.int64))
+        for stream, t in list(self.load_trace):
+            if keep is not None and stream not in keep:
+                continue
+            mask = np.asarray(t.column("step").to_numpy() > after) & \
+                np.asarray(t.column("kind").to_numpy(zero_copy_only=False) == "row") & \
+                np.asarray(t.column("status").to_numpy(zero_copy_only=False) == "ok")
+            out.setdefault(stream, []).append(t.column("rowtime").to_numpy()[mask])
+        return {s: np.concatenate(parts) for s, parts in out.items()}
+
     def _one(self, ev: Event) -> Outcome:
         o = self.inject([ev])[0]
         if o.status == "late":
@@ -634,16 +687,18 @@ class Workbench:
 
     def insert(self, stream: str, values: dict | None = None, *, rowtime=None, producer: str | None = None,
                **kw) -> Outcome:
-        """Insert one row; ``rowtime`` defaults to the current time. Raises
+        """Insert one row. ``rowtime`` None is the stream's clock (see :meth:`default_rowtime`),
+        ``"HH:MM[:SS]"`` is on that clock's day, ``"now"`` is the wall clock. Raises
         :class:`LateRowError` (the row went to the error stream) or :class:`EventError`."""
         vals = dict(values or {}, **kw)
-        rt = now_ms() if rowtime is None else self._time(stream, rowtime)
-        return self._one(Event(stream, "row", rt, vals, producer=producer))
+        return self._one(Event(stream, "row", self._time(stream, rowtime, producer), vals, producer=producer))
 
     def punctuate(self, stream: str, time, *, strict: bool = False, producer: str | None = None) -> Outcome:
         """Assert that every later row of ``stream`` (from this producer) has rowtime >= ``time``
-        (> ``time`` when strict)."""
-        return self._one(Event(stream, "bound", self._time(stream, time), strict=strict, producer=producer))
+        (> ``time`` when strict); ``time`` as for :meth:`insert`."""
+        if time is None:
+            raise EventError(f"punctuate({stream!r}, ...) needs a time: the bound every later row is at or after")
+        return self._one(Event(stream, "bound", self._time(stream, time, producer), strict=strict, producer=producer))
 
     def attach(self, stream: str, producer: str) -> Outcome:
         """Attach ``producer`` to ``stream``: from now on the stream waits for that producer's clock too."""
@@ -653,17 +708,47 @@ class Workbench:
         """Detach ``producer`` from ``stream``: it stops holding back the stream's rows."""
         return self._one(Event(stream, "detach", producer=producer))
 
-    def _time(self, stream: str, t) -> int:
-        """A time given as text; short ``HH:MM[:SS]`` is on the day of the stream's clock."""
-        if isinstance(t, str) and "-" not in t.strip()[:5]:
-            try:
-                d = self.catalog.stream(stream)
-                clock = self.catalog.clock(d.name)
-            except EventError:
-                clock = T.NO_TIME
-            if clock <= T.NO_TIME:
-                raise EventError(one_line(f"{t!r} is a time of day, but stream {stream} has no clock yet to "
-                                          f"give the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')"))
+    def default_rowtime(self, stream: str, producer: str | None = None) -> tuple[int | None, str | None]:
+        """``(time, whose)``: what a blank ROWTIME on ``stream`` means, and which stream's clock
+        gives it. That is the stream's clock (for ``producer``: the later of the stream's and that
+        producer's clock, the earliest rowtime that is not late); for a stream with no clock yet,
+        the latest clock of any stream in the workbench; ``(None, None)`` when no stream has one.
+        A time of day (``"10:02"``) takes its date from the same clock."""
+        with self._lock:
+            c = self.catalog
+            d = c.stream(stream)
+            st = c.state[d.name]
+            prod = st.producers.get(producer or DEFAULT_PRODUCER)
+            own = max(st.bound, prod.clock if prod is not None and prod.attached else T.NO_TIME)
+            if own > T.NO_TIME:
+                return own, d.name
+            best, whose = T.NO_TIME, None
+            for name, other in c.streams.items():
+                if other.system:
+                    continue
+                ost = c.state[name]
+                t = max([ost.bound] + [p.clock for p in ost.producers.values()])
+                if t > best:
+                    best, whose = t, name
+            return (best, whose) if whose is not None else (None, None)
+
+    def _time(self, stream: str, t, producer: str | None = None) -> int:
+        """A rowtime or bound as given to :meth:`insert` / :meth:`punctuate` or an INSERT
+        statement: None (the clock), ``"now"``, a time of day, a timestamp text, epoch ms or a
+        datetime."""
+        if isinstance(t, str) and t.strip().lower() == "now":
+            return now_ms()
+        if t is None or (isinstance(t, str) and T.is_time_of_day(t)):
+            clock, _whose = self.default_rowtime(stream, producer)
+            if clock is None:
+                if t is None:
+                    raise EventError(f"no stream has a clock yet, so a blank ROWTIME on {stream} has no time to "
+                                     f"take: give the first row its full rowtime ('YYYY-MM-DD HH:MM:SS', e.g. "
+                                     f"'2006-10-10 10:00:00'), or 'now' for the wall clock")
+                raise EventError(f"{t.strip()!r} is a time of day, but no stream has a clock yet to give the date: "
+                                 f"write the full timestamp ('YYYY-MM-DD HH:MM:SS', e.g. '2006-10-10 10:00:00')")
+            if t is None:
+                return clock
             try:
                 return T.parse_timestamp(t, day=T.day_of(clock))
             except T.TimeFormatError as e:
@@ -752,6 +837,23 @@ def _check_names(stmt: Statement) -> None:
             check_sql_name(c, "column")
         except BadNameError as e:
             raise SqlError(str(e), *((p.line, p.col) if p else _pos(stmt))) from None
+
+
+def _load_records(stream: str, t: pa.Table) -> list[dict]:
+    """``event_trace`` records for the events of a load's trace table."""
+    cols = t.to_pydict()
+    names = [c for c in t.column_names if c.startswith("v:")]
+    out = []
+    for i in range(t.num_rows):
+        row = cols["kind"][i] == "row"
+        out.append({"step": cols["step"][i], "stream": stream, "producer": DEFAULT_PRODUCER, "kind": cols["kind"][i],
+                    "rowtime": cols["rowtime"][i], "strict": False,
+                    "values": {n[2:]: cols[n][i] for n in names} if row else None,
+                    "status": cols["status"][i], "message": cols["message"][i],
+                    "clock": cols["clock"][i] if cols["status"][i] == "late" else None,
+                    "bound_before": cols["clock"][i], "bound_after": cols["after"][i],
+                    "released": cols["released"][i], "eclipsed": cols["status"][i] == "eclipsed", "loaded": True})
+    return out
 
 
 def _pos(stmt: Statement) -> tuple:

@@ -12,7 +12,7 @@ HELP = """\
 %streamsql STATEMENTS          the same, on one line
 %streamsql streams             streams with their clocks, producers, pending and late rows
 %streamsql queries             continuous queries with their output bounds and rows
-%streamsql stop NAME           stop a query
+%streamsql stop NAME | --all   stop a query, or every running query
 %streamsql reset               stop everything; new empty workspace (Spark keeps running)
 %streamsql load PATH           step through a scenario file (NAME.sql + NAME.events.jsonl)
 %streamsql show [NAME]         a query's live rows (default: the last query started)
@@ -56,6 +56,14 @@ def _save(wb, rest: list[str], args) -> None:
     return None
 
 
+def stop_and_say(q) -> None:
+    """Stop ``q`` and print one line."""
+    was = q.running
+    q.stop()
+    n = len(q.rows)
+    print(f"Query {q.name} {'stopped' if was else 'was already stopped'} ({n} row{'s' if n != 1 else ''} released)")
+
+
 def run(magic, words: list[str], args):
     """Run sub-command ``words[0]`` with the rest of ``words`` and the parsed options."""
     from ..widgets import QueryView, ScenarioView, ScenarioPlayer, StepTable, Timeline, WorkbenchView
@@ -91,12 +99,16 @@ def run(magic, words: list[str], args):
         settle(wb)
         return queries_listing(wb)
     if cmd == "stop":
-        if len(rest) != 1:
-            raise UsageError("usage: %streamsql stop NAME")
-        q = _query(wb, rest)
-        wb.stop_query(q.name)
-        n = len(q.rows)
-        print(f"Query {q.name} stopped ({n} row{'s' if n != 1 else ''} released)")
+        if args.all and not rest:
+            running = [q for q in wb.queries.values() if q.running]
+            for q in running:
+                stop_and_say(q)
+            if not running:
+                print("No query is running")
+            return None
+        if len(rest) != 1 or args.all:
+            raise UsageError("usage: %streamsql stop NAME, or %streamsql stop --all")
+        stop_and_say(_query(wb, rest))
         return None
     q = _query(wb, rest)
     if args.out:

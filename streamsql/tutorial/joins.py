@@ -248,13 +248,14 @@ class Beside:
         return "\n".join(lines)
 
     def html(self) -> str:
-        from ..widgets.render import html_table
+        from ..widgets.render import SCROLL, html_table
         import html as _html
         parts = [f'<div style="font-weight:bold;margin-bottom:4px">{_html.escape(self.title)}</div>',
-                 '<div style="display:flex;gap:32px;align-items:flex-start">']
+                 f'<div class="streamsql-scroll" style="{SCROLL}">'
+                 '<div style="display:flex;gap:32px;align-items:flex-start;width:max-content">']
         for caption, header, rows in (self.left, self.right):
             parts.append("<div>" + html_table(header, rows, "streamsql-beside", caption=caption) + "</div>")
-        parts.append("</div>")
+        parts.append("</div></div>")
         if self.footer:
             parts.append(f'<pre style="margin-top:6px">{_html.escape(self.footer)}</pre>')
         return "".join(parts)
@@ -1045,6 +1046,7 @@ class Progress:
         data = self.box._repr_mimebundle_(**kwargs)
         data["text/plain"] = (f"Progress of the replay: {self.total:,} events loaded, then processed by "
                               + ", ".join(q.name for q in self.queries))
+        data["text/html"] = f"<div>{data['text/plain']}</div>"      # without a kernel (nbconvert, nbviewer)
         return data
 
 

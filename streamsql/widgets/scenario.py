@@ -37,6 +37,10 @@ class Scenario:
         else:
             stem = p
         sql_path, ev_path, exp_path = (stem.with_name(stem.name + s) for s in (".sql", EVENTS, EXPECTED))
+        if not sql_path.exists() and stem.parent == Path("."):
+            from .. import scenarios          # a bare name: a scenario shipped with the package
+            if (scenarios.folder() / f"{stem.name}.sql").exists():
+                return cls.load(scenarios.path(stem.name))
         for f in (sql_path, ev_path):
             if not f.exists():
                 raise StreamSqlError(f"scenario {stem}: {f} not found")

@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -145,9 +146,10 @@ def _log4j_file() -> Path:
 
 
 def get_session(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None,
-                on_start=None):
+                on_start=None, on_phase=None):
     """The process's SparkSession, started on first use (``on_start`` is called before the
-    slow part, so callers can show "starting Spark…")."""
+    slow part, so callers can show "starting Spark…"; ``on_phase(name)`` as each start-up
+    phase begins: ``"JVM"``, then ``"Spark session"``; see :mod:`streamsql.engine.startup`)."""
     global _session, _log_path
     with _lock:
         if _session is not None:
@@ -158,6 +160,8 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
             return _session
         if on_start:
             on_start()
+        if on_phase:
+            on_phase("JVM")
         home, _how = find_java()
         os.environ["JAVA_HOME"] = home
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -191,7 +195,15 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         c.set("spark.executor.extraJavaOptions", opts)
         logf = open(_log_path, "ab")
         gateway = launch_gateway(c, popen_kwargs={"stdout": logf, "stderr": logf})
+        if on_phase:
+            on_phase("Spark session")
+        main = threading.current_thread() is threading.main_thread()
+        sigint = signal.getsignal(signal.SIGINT) if main else None
         sc = SparkContext(conf=c, gateway=gateway)
+        if main:
+            # PySpark's own SIGINT handler cancels every job, which would fail every running
+            # continuous query; an interrupt (Ctrl-C, the kernel's ■) only stops the waiting
+            signal.signal(signal.SIGINT, sigint)
         sc.setLogLevel("ERROR")
         _session = SparkSession(sc)
         from .source import register
