@@ -10,11 +10,12 @@
 In a notebook: ``%load_ext streamsql`` and ``%%streamsql``.
 """
 from .engine.catalog import Event, Outcome
-from .engine.errors import EventError, LateRowError, SqlError, StreamSqlError
+from .engine.errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
+                            WorkspaceError)
 from .engine.workbench import ContinuousQuery, Workbench
 
 __all__ = ["Workbench", "ContinuousQuery", "Event", "Outcome", "SqlError", "EventError", "LateRowError",
-           "StreamSqlError", "workbench", "exercise"]
+           "StreamSqlError", "WorkspaceError", "NameInUseError", "BadNameError", "workbench", "exercise"]
 __version__ = "0.1.0"
 
 

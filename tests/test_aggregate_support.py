@@ -12,6 +12,8 @@ changed, so a test compares against a table derived by hand from SEMANTICS.md.
 """
 from __future__ import annotations
 
+import re
+
 import math
 import tempfile
 from dataclasses import dataclass, field
@@ -195,7 +197,8 @@ def flush(streams, t: str = "2006-10-12 00:00:00") -> list[Event]:
 def start_queries(wb, ddl: str, queries: dict[str, str]) -> dict:
     if ddl.strip():
         wb.execute(ddl)
-    return {name: wb.query(sql, name=name) for name, sql in queries.items()}
+    # keys may be labels such as "LEFT JOIN"; query names are plain identifiers
+    return {name: wb.query(sql, name=re.sub(r"\W+", "_", name)) for name, sql in queries.items()}
 
 
 def released(q, start_seq: int | None = None) -> list[tuple]:

@@ -52,7 +52,7 @@ class Workbench:
 
     One process writes a workspace at a time (a lock file names it); ``read_only=True`` opens a
     workspace another process writes: catalog, clocks, history and relational queries, as of
-    the last :meth:`refresh`; every write raises a :class:`WorkspaceError`.
+    the last :meth:`refresh`; every write raises a :class:`~streamsql.WorkspaceError`.
     """
 
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
@@ -215,7 +215,7 @@ class Workbench:
     def execute(self, sql: str, *, name: str | None = None, replace: bool = False) -> list[Result]:
         """Run one or more statements. A SELECT STREAM starts a continuous query (``name`` names
         the first one; ``replace`` stops a running query of that name first, else the name in
-        use is a :class:`NameInUseError`). Errors carry the position in ``sql``; statements
+        use is a :class:`~streamsql.NameInUseError`). Errors carry the position in ``sql``; statements
         before the failing one stay done, the failing one changes nothing."""
         from .sql import analyze, split_script
         if name is not None:

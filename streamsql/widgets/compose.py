@@ -61,6 +61,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         return "\n\n".join([self.live.text(), timeline_summary(self.q), self.steps.text()])
 
     def static_parts(self) -> list[str]:
+        """The pieces of its static snapshot (HTML), in display order."""
         parts = self.live.static_parts()
         if self.injectors:
             parts += [_section("Inject").value] + [p for inj in self.injectors.values() for p in inj.static_parts()]
@@ -75,6 +76,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         settle(self.wb)
 
     def static_html(self) -> str:
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Workbench of query {self.q.name}")
 
     def _repr_mimebundle_(self, **kwargs):
@@ -205,6 +207,7 @@ class ScenarioView(StaticMixin, widgets.VBox):
         return "\n\n".join(parts)
 
     def static_parts(self) -> list[str]:
+        """The pieces of its static snapshot (HTML), in display order."""
         parts = [f'<pre class="streamsql-status" style="margin:2px 0">{html.escape(self.status_text())}</pre>']
         return parts + (self.view.static_parts() if self.view is not None else [])
 
@@ -217,6 +220,7 @@ class ScenarioView(StaticMixin, widgets.VBox):
             settle(self.view.wb)
 
     def static_html(self) -> str:
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         name = self.player.scenario.name if self.player is not None else "(none loaded)"
         return snapshot_html(self.static_parts(), f"Scenario {name}")
 

@@ -71,6 +71,7 @@ class Exercise(widgets.VBox):
     # ------------------------------------------------------------------ content
 
     def streams(self) -> list[str]:
+        """The streams of the scenario, in order of their first event."""
         return list(dict.fromkeys(ev.stream for ev in self.scenario.events))
 
     def events_table(self) -> list[list[str]]:
@@ -84,6 +85,7 @@ class Exercise(widgets.VBox):
         return rows
 
     def row_text(self, i: int) -> str:
+        """Output row ``i`` as the form shows it (rowtime and values)."""
         e = self.rows[i]
         vals = ", ".join(f"{k}={format_value(v)}" for k, v in e["values"].items())
         return f"{i + 1}. {_time(e['rowtime'])} {vals}"
@@ -91,6 +93,7 @@ class Exercise(widgets.VBox):
     # ------------------------------------------------------------------ checking
 
     def predictions(self) -> list[int | None]:
+        """The student's predicted step of each output row (None where left blank or not a number)."""
         out = []
         for w in self.inputs:
             t = w.value.strip()
@@ -130,6 +133,7 @@ class Exercise(widgets.VBox):
     # ------------------------------------------------------------------ display
 
     def text(self) -> str:
+        """The exercise as plain text (query, events by step, the rows to place)."""
         t = self.events_table()
         parts = [f"Exercise {self.scenario.name}: predict the step that releases each output row.",
                  self.scenario.sql.strip(), "", "Events:", text_table(t[0], t[1:]), "", "Output rows:"]

@@ -274,6 +274,7 @@ class Injector(StaticMixin, widgets.VBox):
         self.punct_time.placeholder = "HH:MM[:SS]"
 
     def static_parts(self) -> list[str]:
+        """The pieces of its static snapshot (HTML), in display order."""
         line = self.title.value.replace(_STYLE, "")
         fields = ", ".join(f"{f.name} {f.type}" for f in self.fields)
         return [f'<div class="streamsql-static-injector" style="font-size:12px">{line} '
@@ -283,6 +284,7 @@ class Injector(StaticMixin, widgets.VBox):
         return (self.wb.last_seq, self.title.value)
 
     def static_html(self) -> str:
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Injector for {self.stream}")
 
     def _repr_mimebundle_(self, **kwargs):

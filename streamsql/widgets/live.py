@@ -171,6 +171,7 @@ class QueryView(StaticMixin, widgets.VBox):
             self.stop_button.disabled = not self.q.running
 
     def static_parts(self) -> list[str]:
+        """The pieces of its static snapshot (HTML), in display order."""
         rows, classes, total = self.rows()
         foot = self._footer(len(rows), total)
         return [html_lines(self.status_lines(), "streamsql-status"),
@@ -184,6 +185,7 @@ class QueryView(StaticMixin, widgets.VBox):
         settled(self.q)
 
     def static_html(self) -> str:
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Query {self.q.name}")
 
     def _repr_mimebundle_(self, **kwargs):

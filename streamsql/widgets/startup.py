@@ -33,6 +33,7 @@ class StartupView(StaticMixin, widgets.HTML):
             self.refresh()
 
     def refresh(self) -> None:
+        """Redraw the phases so far (called on a timer while Spark starts)."""
         self.value = f'<div style="{_STYLE}">{html.escape(self.phases.text())}</div>'
         if self.phases.done:
             self._stop.set()

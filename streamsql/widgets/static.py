@@ -76,6 +76,7 @@ class StaticMixin:
     as the live widget plus its snapshot, and keep the snapshot current in live frontends."""
 
     def static_html(self) -> str:  # pragma: no cover - every view defines it
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         raise NotImplementedError
 
     def static_key(self):

@@ -115,6 +115,7 @@ class StepTable(StaticMixin, widgets.VBox):
         return "Held rows" if n <= listed else f"Held rows ({n}; the earliest {listed} shown)"
 
     def static_parts(self) -> list[str]:
+        """The pieces of its static snapshot (HTML), in display order."""
         t = self.rows()
         held = held_table(self.q)
         return [html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}"),
@@ -127,6 +128,7 @@ class StepTable(StaticMixin, widgets.VBox):
         settled(self.q)
 
     def static_html(self) -> str:
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Steps of query {self.q.name}")
 
     def refresh(self) -> None:

@@ -428,6 +428,7 @@ class Timeline(StaticMixin, widgets.VBox):
         return vega.spec_of(self.chart())
 
     def static_parts(self) -> list[str]:
+        """The pieces of its static snapshot (HTML), in display order."""
         return [chart_html(self.chart())]
 
     def static_key(self):
@@ -437,6 +438,7 @@ class Timeline(StaticMixin, widgets.VBox):
         settled(self.q)
 
     def static_html(self) -> str:
+        """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Timeline of query {self.q.name}")
 
     def refresh(self) -> None:

@@ -25,8 +25,10 @@ class SparkRuntime(Runtime):
         self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
         self._first: str | None = None  # the query whose first batch ends it
 
-    def _spark(self):
-        on_phase = getattr(self.wb, "on_spark_phase", None)
+    def _spark(self, phases: bool = False):
+        """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
+        session, then its plan and first batch) when it is the one that starts Spark."""
+        on_phase = getattr(self.wb, "on_spark_phase", None) if phases else None
         started = []
 
         def on_start():
@@ -46,7 +48,7 @@ class SparkRuntime(Runtime):
             phase(None)
 
     def start(self, q, resume: bool = False) -> None:
-        spark = self._spark()
+        spark = self._spark(phases=True)
         if self._phase is not None and self._first is None:
             self._first = q.name
             self._phase("plan")
