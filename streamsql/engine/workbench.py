@@ -405,6 +405,23 @@ class Workbench:
             for q, stream, err in self._runtime.process_inline(seq, out, readers_of_errors):
                 self.catalog.report_operator_error(seq, stream, q.name, err, out)
 
+    def commit_operator_errors(self, q: ContinuousQuery, errors: list) -> None:
+        """Rows a runtime's operator refused after their event was committed (the Spark runtime
+        learns them from its stages): ``errors`` are ``(input stream, OperatorError)``. They go to
+        the error stream in an error-only commit: no new step; each row keeps the step that
+        refused it (its ``STEP`` and its place in the stream log)."""
+        from .catalog import ERROR_STREAM
+        with self._lock:
+            out: dict[str, list[LogEntry]] = {}
+            for stream, err in errors:
+                self.catalog.report_operator_error(err.step, stream, q.name, err, out)
+            entries = out.get(ERROR_STREAM, [])
+            if not entries:
+                return
+            uid = self.catalog.streams[ERROR_STREAM].uid
+            self.log.write_segments({uid: self._entries_table(ERROR_STREAM, entries)}, late=True)
+            self._commit_catalog()
+
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":
         """Inject many events at once, each with its own step, as if each stream's default

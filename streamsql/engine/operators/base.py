@@ -57,6 +57,18 @@ class OperatorError:
         return (error_time, self.level, self.name, self.message, self.data_rowtime, self.data_row,
                 stream_name, producer, self.step)
 
+    def to_json(self) -> dict:
+        """The record as JSON fields (how the Spark runtime carries it from a stage to the sink;
+        a row-by-row leaf builds the same object in Spark SQL)."""
+        return {"step": self.step, "name": self.name, "message": self.message, "bound": self.bound,
+                "data_rowtime": self.data_rowtime, "data_row": self.data_row, "level": self.level,
+                "sqlstate": self.sqlstate}
+
+    @staticmethod
+    def from_json(d: dict) -> "OperatorError":
+        return OperatorError(int(d["step"]), d["name"], d["message"], int(d["bound"]), int(d["data_rowtime"]),
+                             d["data_row"], d.get("level") or "WARNING", d.get("sqlstate"))
+
 
 
 class Operator:

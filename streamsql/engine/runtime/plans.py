@@ -54,6 +54,17 @@ def stream_inputs(node: Node) -> list[Node]:
     return node.inputs()
 
 
+def input_label(node: Node) -> str:
+    """What the trace calls an operator's input: a stream's name through row-by-row nodes, else
+    the operator feeding it (``union``, ``aggregate``, ``join``, ...). The first input's label is
+    also the ``STREAM_NAME`` of rows the operator refuses."""
+    while isinstance(node, (Filter, Project)):
+        node = node.input
+    if isinstance(node, StreamScan):
+        return node.stream
+    return type(node).__name__.lower()
+
+
 # --------------------------------------------------------------------------- normalize
 
 def is_shift(e) -> bool:

@@ -32,22 +32,28 @@ class SparkRuntime(Runtime):
         folder.mkdir(parents=True, exist_ok=True)
         sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
         if resume:
-            for table, bounds in sq.sink.history():
-                q._deliver_table(table, bounds)
+            for res in sq.sink.history():
+                q._deliver_errors([e for _s, e in res.errors])   # already in ERRORS
+                q._deliver_table(res.rows, res.bounds)
         q.handle = sq
 
         def on_error(e):
             q.error = f"{type(e).__name__}: {e}"
             q._state_changed()
 
-        handle = sq.start(lambda res: q._deliver_table(*res), on_error)
+        def delivered(res):
+            if res.errors:   # rows an operator refused go to ERRORS before the rows of their batch
+                self.wb.commit_operator_errors(q, res.errors)
+                q._deliver_errors([e for _s, e in res.errors])
+            q._deliver_table(res.rows, res.bounds)
+
+        handle = sq.start(delivered, on_error)
         self.running[q.name] = (q, sq, handle)
         from ..local.query import LocalQuery
         shadow = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
-        if self.wb.trace or shadow.refuses_rows:
-            # the per-operator trace (presents, held rows and why), and rows a T-sort refuses,
-            # come from the local runtime run alongside: it gives the same output, and it sees
-            # every event before it is committed
+        if self.wb.trace:
+            # the per-operator trace (presents, held rows and why) comes from the local runtime
+            # run alongside: it gives the same output, and it sees every event before it is committed
             self.shadows[q.name] = shadow
             if resume:
                 from ..local.driver import read_feeds
@@ -59,16 +65,13 @@ class SparkRuntime(Runtime):
         return bool(self.shadows)
 
     def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
-        """Feed the shadows one event before its commit; returns rows a T-sort refused."""
+        """Feed the shadows one event before its commit (rows they refuse come from Spark)."""
         from ..local.driver import step_before_commit
-        refused = []
         for name, lq in self.shadows.items():
             q = self.running.get(name, (None,))[0]
-            b = None if q is None else step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
-            if b is None:
-                continue
-            refused += [(q, stream, e) for stream, e in b.errors]
-        return refused
+            if q is not None:
+                step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
+        return []
 
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD

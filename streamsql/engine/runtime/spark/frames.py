@@ -1,14 +1,23 @@
 """The columns a stage's input frame carries, and reading them back into engine values.
 
 Every stage input (an operator's buckets, or the sink) receives one frame with:
-``ev`` (0 row, 2 source timeline, 3 upstream report), ``inp`` (which operator input), ``leaf``
+``ev`` (0 row, 2 source timeline, 3 upstream report, 4 operator error), ``inp`` (which operator input), ``leaf``
 (which leaf of that input's merge), ``seq``/``sub`` (arrival step and position), ``T`` (stamp
 the merge orders by), ``Tup``/``tie`` (the upstream operator's stamp and tie key),
 ``ort`` (the row's rowtime as the operator sees it), ``x<inp>_<j>`` (the values), ``blob``
-(timeline or report) and ``up`` (the reporting stage).
+(timeline, report or error) and ``up`` (the reporting stage).
+
+**Operator errors** (``ev`` 4) are rows an operator refused (a T-sort's late row, a calculator
+error): ``seq`` is the step whose processing refused the row and ``blob`` is UTF-8 JSON, the
+fields of :meth:`OperatorError.to_json` plus ``stream`` (the input stream the row came from, the
+error stream's ``STREAM_NAME``). A stage emits the errors of its own operator and passes on
+every error row it receives (they reach bucket 0 only, so each is passed on once); the sink
+hands them to the query with their step. A row-by-row leaf can flag rows in Spark SQL the same
+way: ``CAST(to_json(named_struct('stream', ..., 'step', seq, 'name', ..., ...)) AS BINARY)``.
 """
 from __future__ import annotations
 
+import json
 import math
 import pickle
 
@@ -20,7 +29,19 @@ from .host import frontier
 from .source import EV_TIMELINE, unpack_timeline
 from .timeline import Timeline
 
-EV_ROW, EV_META = 0, 3
+EV_ROW, EV_META, EV_ERROR = 0, 3, 4
+
+
+def error_blob(stream: str, err) -> bytes:
+    """An operator error as the ``blob`` of an ``ev`` 4 row."""
+    return json.dumps({"stream": stream, **err.to_json()}, separators=(",", ":")).encode()
+
+
+def read_error(blob: bytes):
+    """``(stream, OperatorError)`` of an ``ev`` 4 row's blob."""
+    from ...operators.base import OperatorError
+    d = json.loads(bytes(blob).decode())
+    return d.get("stream"), OperatorError.from_json(d)
 
 
 def value_col(inp: int, j: int) -> str:

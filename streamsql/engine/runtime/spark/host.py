@@ -28,16 +28,24 @@ class Emitted:
 
 
 @dataclass
+class BucketRun:
+    """What one bucket did over a batch."""
+    emitted: list            # Emitted candidates, in emission order
+    changes: list            # frontier changes ``(step, params..., held_min)``
+    clocks: list             # the operator's input clock timelines
+    errors: list             # OperatorError records (rows the operator refused), in step order
+
+
+@dataclass
 class BucketState:
     held: list = field(default_factory=list)         # candidates waiting for the present (rule 1)
     last: tuple | None = None                         # last reported (params..., held min)
 
 
 def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, Timeline]],
-               values_of) -> tuple[list[Emitted], list[tuple], list[Timeline]]:
+               values_of) -> BucketRun:
     """Step ``op`` through one batch. ``inputs[i] = (usable rows in order, clock timeline)``;
-    ``values_of(i, row)`` gives the operator's input tuple of a row. Returns the emitted
-    candidates, the frontier changes ``(step, params..., held_min)`` and the input timelines."""
+    ``values_of(i, row)`` gives the operator's input tuple of a row."""
     clocks_tl = [tl for _rows, tl in inputs]
     pts = union_points(*[tl.seqs for tl in clocks_tl],
                        *[rows["rel"].to_numpy().astype(np.int64) for rows, _ in inputs if len(rows)])
@@ -55,6 +63,8 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
     row_pos = np.searchsorted(pts, row_steps) if len(row_steps) else row_steps
     emitted: list[Emitted] = []
     changes: list[tuple] = []
+    errors: list = []
+    take_errors = getattr(op, "take_errors", None)
     cur = -1
     ri = 0
     while True:
@@ -82,6 +92,8 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
                 cands += op.on_row(i, s, rt, values_of(i, idx), clocks, arrival)
             ri += 1
         cands += op.on_clocks(s, clocks)
+        if take_errors is not None:
+            errors += take_errors()
         p = int(present[nxt])
         st.held += cands
         keep = []
@@ -96,7 +108,7 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
             changes.append((s,) + rep)
             st.last = rep
         cur = nxt
-    return emitted, changes, clocks_tl
+    return BucketRun(emitted, changes, clocks_tl, errors)
 
 
 # --------------------------------------------------------------------------- the consumer's side

@@ -18,7 +18,7 @@ from pathlib import Path
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
 from ...types import spark_type_ddl
-from ..plans import build_stages, make_operator, normalize, stream_inputs
+from ..plans import build_stages, input_label, make_operator, normalize, stream_inputs
 from .frames import value_col
 from .inputs import InputSpec, LeafSpec
 from . import precombine
@@ -96,7 +96,8 @@ class SparkQuery:
             n_bs[st.index] = n_b
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
-                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables)
+                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables,
+                              error_stream=input_label(stream_inputs(st.node)[0]))
             if scan and st is first:
                 # partials, their bucket chosen by the source; timelines to every bucket
                 df = src.selectExpr("ev", "bucket AS rb", "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
@@ -198,7 +199,9 @@ class SparkQuery:
                 cases.append(f"CASE WHEN ev = 0 AND src = {k} AND {cond} THEN {st_} END")
             frames.append(src.selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
         for y in self._upstream(st):
-            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END"]
+            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END",
+                     # operator errors pass on (frames.py)
+                     f"CASE WHEN ev = 4 THEN {struct({**meta_fixed, 'ev': 'CAST(4 AS TINYINT)', 'seq': 'seq', 'blob': 'blob', 'up': str(y)}, {})} END"]
             for i, inp in enumerate(st.inputs):
                 for j, lf in enumerate(inp.leaves):
                     if lf.stage != y:
@@ -252,10 +255,12 @@ class SparkQuery:
 
     @staticmethod
     def _spread(df, row_bucket: str, buckets: int):
-        """Each row to the bucket ``row_bucket`` names; timelines and reports to every bucket."""
+        """Each row to the bucket ``row_bucket`` names, operator errors to bucket 0 (which passes
+        them on), timelines and reports to every bucket."""
         if buckets == 1:
             return df.selectExpr("*", "0 AS bucket")
-        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) ELSE sequence(0, {buckets - 1}) END AS bs")
+        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) WHEN ev = 4 THEN array(0) "
+                                   f"ELSE sequence(0, {buckets - 1}) END AS bs")
                   .selectExpr("*", "explode(bs) AS bucket").drop("bs"))
 
     def _bucketed(self, df, st, buckets: int):

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...plan import Field, Node
-from .frames import EV_META, EV_ROW, frame_values, origins_of
+from .frames import EV_ERROR, EV_META, EV_ROW, error_blob, frame_values, origins_of
 from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
 from .precombine import Partial, PrecombinedAggregate
@@ -31,6 +31,7 @@ class StageSpec:
     upstream: dict            # stage index -> (plan node, buckets)
     tables: dict
     precombined: bool = False  # rows are GROUP BY partials (see precombine.py)
+    error_stream: str = ""     # STREAM_NAME of rows the operator refuses (its first input's name)
 
 
 class HostState:
@@ -67,19 +68,26 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         else:
             values.append(frame_values(usable, i, spec.input_fields[i]))
     op = PrecombinedAggregate(st.op) if spec.precombined else st.op
-    emitted, changes, tls = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx])
-    n = len(emitted)
-    out = {"ev": [EV_ROW] * n + [EV_META], "bucket": [bucket] * (n + 1),
-           "seq": [e.seq for e in emitted] + [0], "T": [e.cand.stamp for e in emitted] + [0],
-           "tie": [e.cand.tie for e in emitted] + [None]}
+    run = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx])
+    emitted, tls = run.emitted, run.clocks
+    # operator errors: this operator's, then those received from upstream (bucket 0 gets them)
+    errs = [(e.step, error_blob(spec.error_stream, e)) for e in run.errors]
+    sel = ev == EV_ERROR
+    if sel.any():
+        errs += [(int(q), bytes(b)) for q, b in zip(pdf["seq"][sel], pdf["blob"][sel])]
+    n, m = len(emitted), len(errs)
+    out = {"ev": [EV_ROW] * n + [EV_ERROR] * m + [EV_META], "bucket": [bucket] * (n + m + 1),
+           "seq": [e.seq for e in emitted] + [q for q, _b in errs] + [0],
+           "T": [e.cand.stamp for e in emitted] + [0] * (m + 1),
+           "tie": [e.cand.tie for e in emitted] + [None] * (m + 1)}
     for j, f in enumerate(spec.out_fields):
-        out[f"o{j}"] = [e.cand.row[j] for e in emitted] + [None]
-    report = {"bucket": bucket, "changes": changes,
+        out[f"o{j}"] = [e.cand.row[j] for e in emitted] + [None] * (m + 1)
+    report = {"bucket": bucket, "changes": run.changes,
               # the operator's input clocks, for the consumer to evaluate its frontier (raw int64 bytes:
               # a replay's timeline has an entry per event)
               "inputs": [(np.ascontiguousarray(tl.seqs, np.int64).tobytes(), np.ascontiguousarray(tl.vals, np.int64).tobytes(),
                           int(tl.initial)) for tl in tls] if bucket == 0 else None}
-    out["blob"] = [None] * n + [pickle.dumps(report)]
+    out["blob"] = [None] * n + [b for _q, b in errs] + [pickle.dumps(report)]
     return pd.DataFrame(out)
 
 
