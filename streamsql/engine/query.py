@@ -15,6 +15,7 @@ from . import time as T
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
 from .runtime.records import OutputRow, ReleasedBatch
+from .runtime.tracing import TraceHistory
 from .types import arrow_type, to_json_value
 
 log = logging.getLogger("streamsql")
@@ -64,7 +65,8 @@ class ContinuousQuery:
         #: rows the query's operators refused (T-sort late rows, calculator errors), with the step
         #: that refused each (``OperatorError.step``); they are also rows of ``ERRORS``
         self.errors: list = []
-        self.trace: list[dict] = []
+        #: the per-step trace (runtime/tracing.py): the last ``wb.trace_steps`` StepTrace records
+        self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._state_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()

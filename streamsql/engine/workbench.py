@@ -37,7 +37,8 @@ class Workbench:
     ``engine`` is ``"spark"`` (the product: PySpark on ``master``, default ``local[*]``) or
     ``"local"`` (in-process, for tests and as the oracle). ``buckets`` spreads every stateful
     operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch;
-    ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
+    ``trace=False`` skips the per-event operator trace (for bulk replays), ``trace_steps`` bounds
+    how many steps of it each query keeps (the last ones); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
     reader that gives the quickest one-event steps.
     """
@@ -45,7 +46,7 @@ class Workbench:
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
-                 reader: str = "simple"):
+                 reader: str = "simple", trace_steps: int = 10_000):
         if engine not in ("spark", "local"):
             raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
         self._tmp = None
@@ -64,8 +65,10 @@ class Workbench:
         self.spark_conf = dict(spark_conf or {})
         self.log = EventLog(self.path, durable=durable)
         self.durable = durable
-        #: keep a per-event trace of every query (operator presents, held rows and why)
+        #: keep a per-event trace of every query (operator presents, held rows and why) ...
         self.trace = trace
+        #: ... of its last ``trace_steps`` steps
+        self.trace_steps = max(0, int(trace_steps)) if trace else 0
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
         self._lock = threading.RLock()

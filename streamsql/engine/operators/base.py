@@ -117,13 +117,21 @@ class Operator:
         c = np.asarray([clocks], dtype=np.int64)
         return int(self.bound_eval(p, c)[0])
 
-    def explain_bound(self, clocks: Sequence[int], names: Sequence[str]) -> str | None:
-        """Why ``F`` is where it is, in words, for the trace ("why is this row held")."""
+    # what the trace shows (operators/describe.py); optional
+    def state_view(self) -> tuple[dict, dict]:
+        """This operator's part of its trace state as ``(items, totals)`` (one key bucket's, on
+        Spark): entries keyed in the trace's order, at most the trace's limit of them, and totals."""
+        return {}, {}
+
+    def trace_state(self, views: list):
+        """The trace's typed state (a record of ``describe.py``) from the views of every bucket
+        (one view in the local runtime); None when there is nothing to show."""
         return None
 
-    # state that the trace shows (open windows, retained rows); optional
-    def describe_state(self) -> dict:
-        return {}
+    def frontier_reason(self, state, clocks: Sequence[int], names: Sequence[str]):
+        """Why ``F`` is where it is (a reason record of ``describe.py``), from the trace state and
+        the input clocks; None when ``F`` needs no explanation beyond its value."""
+        return None
 
     def state_size(self) -> int:
         """Rows (or groups) held in state, for the state-bound checks."""
