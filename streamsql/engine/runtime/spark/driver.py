@@ -1,6 +1,7 @@
 """Runs a workbench's continuous queries on Spark: one streaming query each, started lazily on
 the process's SparkSession, with its checkpoint and sink state in the query's folder of the
-workspace (so a reopened workspace resumes them where they stopped)."""
+workspace (so a reopened workspace resumes them where they stopped). Everything a query shows
+comes from its Spark stages: rows, bounds, rows its operators refuse and the trace."""
 from __future__ import annotations
 
 import shutil
@@ -18,7 +19,6 @@ class SparkRuntime(Runtime):
     def __init__(self, wb):
         super().__init__(wb)
         self.running: dict[str, tuple] = {}
-        self.shadows: dict = {}
 
     def _spark(self):
         return get_session(self.wb.master, self.wb.spark_conf, log_dir=self.wb.path / "logs",
@@ -45,33 +45,12 @@ class SparkRuntime(Runtime):
             if res.errors:   # rows an operator refused go to ERRORS before the rows of their batch
                 self.wb.commit_operator_errors(q, res.errors)
                 q._deliver_errors([e for _s, e in res.errors])
+            if res.trace is not None:
+                q.trace.extend(res.trace.entries())
             q._deliver_table(res.rows, res.bounds)
 
         handle = sq.start(delivered, on_error)
         self.running[q.name] = (q, sq, handle)
-        from ..local.query import LocalQuery
-        shadow = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
-        if self.wb.trace:
-            # the per-operator trace (presents, held rows and why) comes from the local runtime
-            # run alongside: it gives the same output, and it sees every event before it is committed
-            self.shadows[q.name] = shadow
-            if resume:
-                from ..local.driver import read_feeds
-                for seq, feed in read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq):
-                    shadow.process(seq, feed)
-
-    @property
-    def in_process(self) -> bool:
-        return bool(self.shadows)
-
-    def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
-        """Feed the shadows one event before its commit (rows they refuse come from Spark)."""
-        from ..local.driver import step_before_commit
-        for name, lq in self.shadows.items():
-            q = self.running.get(name, (None,))[0]
-            if q is not None:
-                step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
-        return []
 
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
@@ -106,7 +85,6 @@ class SparkRuntime(Runtime):
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
     def stop(self, q) -> None:
-        self.shadows.pop(q.name, None)
         entry = self.running.pop(q.name, None)
         if entry:
             entry[2].stop()

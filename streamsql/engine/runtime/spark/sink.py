@@ -26,6 +26,7 @@ from ...types import arrow_type
 from .frames import EV_ERROR, EV_META, EV_ROW, origins, read_error, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
+from .trace import input_trace, sink_trace
 from .source import EV_TIMELINE
 
 
@@ -46,11 +47,19 @@ class SinkBatch:
     rows: pa.Table            # step, rowtime, v0..
     bounds: tuple             # (steps, output bound after each) where it changed
     errors: list = field(default_factory=list)   # (input stream, OperatorError), in step order
+    trace: object = None      # the trace window's step records (trace.TraceSegment), or None
 
 
 class Sink:
-    def __init__(self, folder: Path, fields: list[Field], spec: InputSpec, upstream: dict, durable: bool = True):
-        """``upstream`` maps a stage index to ``(operator, number of buckets)``."""
+    def __init__(self, folder: Path, fields: list[Field], spec: InputSpec, upstream: dict, durable: bool = True,
+                 assembler=None, index: int = 0, upstream_fields: dict | None = None,
+                 merged_fields: list | None = None):
+        """``upstream`` maps a stage index to ``(operator, number of buckets)``; ``assembler``
+        (trace.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
+        self.assembler = assembler
+        self.index = index
+        self.upstream_fields = upstream_fields or {}
+        self.spec_fields = merged_fields if merged_fields is not None else fields   # the merge's rows
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.fields = fields
@@ -146,13 +155,20 @@ class Sink:
                     errs.append((q, bytes(b)))
         # rows refused upstream, in step order (a stage lists its own before those it passes on)
         errs = [b for _q, b in sorted(errs, key=lambda x: x[0])]
-        orig, end = origins(tls, metas, self.upstream, self.frontiers)
+        orig, info = origins(tls, metas, self.upstream, self.frontiers, self.assembler is not None)
+        end = info.end
+        tracing = self.assembler is not None and info.steps is not None and len(info.steps) > 0
         rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
         if self.held is not None and self.held.num_rows:
             rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
         keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "seq", "sub", "T", "Tup")}
-        keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams else None
+        keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams or tracing else None
+        if "drop" in rows.column_names:
+            keys["drop"] = rows.column("drop").fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         r = resolve_input(self.spec, keys, orig, self.input_state)
+        part = None
+        if tracing:
+            part = input_trace(self.spec, keys, r, info.trace_from, self._raw_of(rows), self._merged_of(rows), True)
         taken = rows.take(pa.array(r.order, type=pa.int64()))
         cols = [pa.array(r.rel, pa.int64()), taken.column("ort").cast(pa.int64())]
         for j in range(self.nv):
@@ -170,4 +186,27 @@ class Sink:
         self.processed_seq = max(self.processed_seq, end)
         self.batch_id = batch_id
         self._commit(batch_id, out, bounds, errs)
-        return SinkBatch(out, bounds, [read_error(b) for b in errs])
+        segment = None
+        if tracing:
+            steps, counts = np.unique(r.rel, return_counts=True)
+            reports = info.traces + [sink_trace(self.index, info.trace_from, [part], info.futures)]
+            segment = self.assembler.segment(info.steps, reports, dict(zip(steps.tolist(), counts.tolist())), r.clock)
+        return SinkBatch(out, bounds, [read_error(b) for b in errs], segment)
+
+    def _raw_of(self, rows: pa.Table):
+        def get(idx, y):
+            t = rows.take(pa.array(idx, type=pa.int64()))
+            cols = [t.column(f"u{y}_{c}").to_pylist() for c in range(len(self.upstream_fields[y]))]
+            return list(zip(*cols)) if cols else [()] * len(idx)
+        return get
+
+    def _merged_of(self, rows: pa.Table):
+        n = len(self.spec_fields)
+        names = ([f"m0_{c}" for c in range(n)] if "m0_0" in rows.column_names
+                 else [value_col(0, c) for c in range(n)])
+
+        def get(idx):
+            t = rows.take(pa.array(idx, type=pa.int64()))
+            cols = [t.column(nm).to_pylist() for nm in names]
+            return list(zip(*cols)) if cols else [()] * len(idx)
+        return get
