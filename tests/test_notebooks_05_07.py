@@ -151,13 +151,13 @@ def test_agreement_cells_assert_where_seed_and_engine_agree():
         text = _text(cells[0])
         assert "✓ inputs: the seed's input lines are the engine's events 1-8 in the same order" in text
         assert "✓ 3 of 3 rows are released by the engine at the seed's step" in text
-        assert f"✓ the engine's output equals tests/scenarios/shared/{QUERIES[n]}.expected.jsonl: 3 rows" in text
+        assert f"✓ the engine's output equals streamsql/scenarios/{QUERIES[n]}.expected.jsonl: 3 rows" in text
     first, last = _cells(NB05, "a3 = tj.agreement(3, join3)")
     assert "assert" in first.source and "assert" in last.source
     assert "10:12:00 null null null 1 ORCL 10 | step 5 | not released yet" in _text(first)
     assert "up to step 9 of 11: 4 rows" in _text(first)
     assert "10:12:00 null null null 1 ORCL 10 | step 5 | event 11 = after the seed's table" in _text(last)
-    assert "✓ the engine's output equals tests/scenarios/shared/join3_full_outer.expected.jsonl: 5 rows" in _text(last)
+    assert "✓ the engine's output equals streamsql/scenarios/join3_full_outer.expected.jsonl: 5 rows" in _text(last)
 
 
 def test_the_unmatched_trade_is_explained_with_the_trace():

@@ -32,7 +32,7 @@ from ...expr import NOT_MONOTONIC, Call, Col, Lit, Rowtime, monotonicity, rowtim
 from ...operators.aggregate import AggregateOp
 from ...operators.base import encode_ints
 from ...plan import Aggregate
-from .source import EV_TIMELINE, NO_TRACE, unpack_timeline
+from .timeline import EV_TIMELINE, NO_TRACE, unpack_timeline
 
 
 def eligible(node: Aggregate, stage) -> bool:
