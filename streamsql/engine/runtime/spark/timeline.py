@@ -1,12 +1,77 @@
-"""The timeline record of a source batch (its steps, each stream's clock after each of its events,
-the batch's trace window) and the event kinds of a source row: shared by the source, which writes
-them, and the pre-combining of GROUP BYs and the stages, which read them."""
+"""Clocks over a micro-batch as step functions of the sequence number, and the vectorised
+release rule that turns them into steps.
+
+A :class:`Timeline` holds a clock's value after each event where it was reported; between
+reports the value holds. Every release decision in the Spark runtime is a search in a
+non-decreasing timeline ("the first step at or after the row's arrival where the frontier
+reaches the row's stamp"), which is why a whole micro-batch gets the same steps as one event
+at a time.
+"""
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 
+from ... import time as T
+from ...expr import rowtime_map_array
+
+
+@dataclass
+class Timeline:
+    seqs: np.ndarray          # sorted, unique int64
+    vals: np.ndarray          # value after each of ``seqs``
+    initial: int = T.NO_TIME  # value before the first of ``seqs``
+
+    def at(self, points: np.ndarray) -> np.ndarray:
+        idx = np.searchsorted(self.seqs, points, side="right") - 1
+        out = np.where(idx >= 0, self.vals[np.maximum(idx, 0)] if len(self.vals) else self.initial, self.initial)
+        return out.astype(np.int64)
+
+    @property
+    def last(self) -> int:
+        return int(self.vals[-1]) if len(self.vals) else int(self.initial)
+
+    def mapped(self, exprs: list) -> "Timeline":
+        """The clock seen through row-by-row ROWTIME expressions (bounds map like rows)."""
+        vals, init = self.vals, np.array([self.initial], dtype=np.int64)
+        for e in exprs:
+            vals = rowtime_map_array(e, vals)
+            init = rowtime_map_array(e, init)
+        return Timeline(self.seqs, vals, int(init[0]))
+
+    @staticmethod
+    def constant(v: int) -> "Timeline":
+        return Timeline(np.zeros(0, np.int64), np.zeros(0, np.int64), v)
+
+
+def union_points(*arrays: np.ndarray) -> np.ndarray:
+    """The sorted distinct steps of several step arrays (each usually sorted already, and a
+    replay's are a million long: a sort that runs on sorted input beats ``np.unique``'s hashing)."""
+    parts = [np.asarray(a, np.int64) for a in arrays if len(a)]
+    if not parts:
+        return np.zeros(0, np.int64)
+    if len(parts) == 1 and (len(parts[0]) < 2 or bool((parts[0][1:] > parts[0][:-1]).all())):
+        return parts[0]
+    a = np.sort(np.concatenate(parts), kind="stable")
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def release_positions(frontier: np.ndarray, stamps: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """For each row: the index in ``frontier`` (a non-decreasing array over the batch's points)
+    of the first point at or after ``avail`` where ``frontier >= stamp``; ``len(frontier)`` when
+    the row stays held."""
+    first = np.searchsorted(frontier, stamps, side="left")
+    return np.maximum(first, avail)
+
+
+# --------------------------------------------------------------------------- a source batch's timeline record
+
+#: the event kinds of a source row (the source writes them; pre-combining and the stages read them)
 EV_ROW, EV_TIMELINE = 0, 2
 
 
