@@ -162,7 +162,7 @@ def test_agreement_cells_assert_where_seed_and_engine_agree():
 
 def test_the_unmatched_trade_is_explained_with_the_trace():
     code = _code(NB05)
-    whatif = [c for c in code if '["held"]' in c.source and "waits_for" in c.source]
+    whatif = [c for c in code if ".held[" in c.source and "waits_for" in c.source]
     assert len(whatif) == 1
     assert ("waits for: the ORDERS row at 2006-10-10 10:03:00 could still match a TRADES row until the TRADES "
             "clock passes 2006-10-10 10:13:00") in _text(whatif[0])

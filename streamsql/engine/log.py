@@ -15,6 +15,12 @@ between 1 and 2) and a segment that is not a whole Arrow IPC file (truncated, or
 are moved to ``torn/`` beside ``log/`` with a warning naming the file, never read; HEAD is
 rewritten from the catalog (a crash between 2 and 3, or a missing or damaged HEAD). A segment that
 cannot be read later is a :class:`~streamsql.engine.errors.WorkspaceError` naming the file.
+
+One exception: rows a query's operator refused after their event was committed (the Spark
+runtime learns them from its stages) are appended to the error stream at the steps that refused
+them, as *late segments* (``<first>-<last>.<n>.arrow``), in an error-only commit (steps 1 and 2).
+Readers of the error stream that are already past those steps do not see them; everything else
+(relational queries over the error stream's history, a reopened workspace) does.
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ ROW, BOUND = 0, 1
 #: the first and last bytes of an Arrow IPC file
 ARROW_MAGIC = b"ARROW1"
 
-_SEG_RE = re.compile(r"^(\d{20})-(\d{20})\.arrow$")
+_SEG_RE = re.compile(r"^(\d{20})-(\d{20})(?:\.(\d+))?\.arrow$")
 
 
 def entry_schema(fields: list[Field]) -> pa.Schema:
@@ -146,6 +152,7 @@ class _Segment:
     first: int
     last: int
     path: Path
+    late: int = 0           # 0, or the number of a late segment (appended after its steps)
 
 
 class EventLog:
@@ -162,8 +169,9 @@ class EventLog:
 
     # ------------------------------------------------------------------ writing
 
-    def write_segments(self, tables: dict[str, pa.Table]) -> None:
-        """Step 1 of a commit: one segment file per stream (entries of one append)."""
+    def write_segments(self, tables: dict[str, pa.Table], late: bool = False) -> None:
+        """Step 1 of a commit: one segment file per stream (entries of one append). ``late``:
+        entries at steps already committed (a late segment, see the module doc)."""
         self._check_writable()
         for uid, table in tables.items():
             if table.num_rows == 0:
@@ -173,13 +181,20 @@ class EventLog:
             seqs = table.column("seq")
             first, last = pc.min(seqs).as_py(), pc.max(seqs).as_py()
             path = d / f"{first:020d}-{last:020d}.arrow"
+            n = 0
+            while late and path.exists():
+                n += 1
+                path = d / f"{first:020d}-{last:020d}.{n}.arrow"
             if path.exists():  # a retried append after a crash: same content, keep one copy
                 path.unlink()
             sink = pa.BufferOutputStream()
             with pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
             atomic_write(path, sink.getvalue().to_pybytes(), self.durable)
-            self._segments.setdefault(uid, []).append(_Segment(first, last, path))
+            segs = self._segments.setdefault(uid, [])
+            segs.append(_Segment(first, last, path, n))
+            if late:
+                segs.sort(key=lambda x: (x.first, x.late))
 
     def write_head(self, seq: int) -> None:
         """Step 3 of a commit: readers may now see entries up to ``seq``."""
@@ -289,8 +304,8 @@ class EventLog:
             for p in d.iterdir():
                 m = _SEG_RE.match(p.name)
                 if m and p not in self._bad:
-                    segs.append(_Segment(int(m.group(1)), int(m.group(2)), p))
-        segs.sort(key=lambda s: s.first)
+                    segs.append(_Segment(int(m.group(1)), int(m.group(2)), p, int(m.group(3) or 0)))
+        segs.sort(key=lambda s: (s.first, s.late))
         self._segments[uid] = segs
         return segs
 
@@ -300,9 +315,13 @@ class EventLog:
         if segs is None or not segs or segs[-1].last < end:
             segs = self._list(uid)
         parts = []
+        overlap = False
+        prev_last = None
         for s in segs:
             if s.last <= start or s.first > end:
                 continue
+            overlap = overlap or (prev_last is not None and s.first <= prev_last)
+            prev_last = s.last if prev_last is None else max(prev_last, s.last)
             t = _read_file(s.path, schema)
             if s.first <= start or s.last > end:
                 seq = t.column("seq").to_numpy()
@@ -312,7 +331,10 @@ class EventLog:
             parts.append(t)
         if not parts:
             return schema.empty_table()
-        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if overlap:   # late segments: entries back in step order (stable: appends keep their order)
+            t = t.take(pc.sort_indices(t, [("seq", "ascending")]))
+        return t
 
 
 def _read_file(path: Path, schema: pa.Schema | None = None) -> pa.Table:

@@ -15,6 +15,7 @@ from . import time as T
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
 from .runtime.records import OutputRow, ReleasedBatch
+from .runtime.tracing import TraceHistory
 from .types import arrow_type, to_json_value
 
 log = logging.getLogger("streamsql")
@@ -60,7 +61,11 @@ class ContinuousQuery:
         self.processed_seq = start_seq
         self.running = True
         self.error: str | None = None
-        self.trace: list[dict] = []
+        #: rows the query's operators refused (T-sort late rows, calculator errors), with the step
+        #: that refused each (``OperatorError.step``); they are also rows of ``ERRORS``
+        self.errors: list = []
+        #: the per-step trace (runtime/tracing.py): the last ``wb.trace_steps`` StepTrace records
+        self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._state_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
@@ -110,6 +115,8 @@ class ContinuousQuery:
 
     def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
         """Row by row (the local runtime)."""
+        batches = list(batches)
+        self._deliver_errors([e for b in batches for _s, e in b.errors])
         batches = [b for b in batches if b.rows or (b.bound is not None and b.bound != self.output_bound)
                    or b.seq > self.processed_seq]
         rows = [r for b in batches for r in b.rows]
@@ -121,6 +128,12 @@ class ContinuousQuery:
                                          schema=self.schema)
         bounds = {b.seq: b.bound for b in batches if b.bound is not None}
         self._append(table, bounds, batches)
+
+    def _deliver_errors(self, errors: list) -> None:
+        """Rows the query's operators refused (``OperatorError``), in step order."""
+        if errors:
+            with self._lock:
+                self.errors.extend(errors)
 
     def _deliver_table(self, table: pa.Table, bounds) -> None:
         """A released chunk in columns (the Spark sink); ``bounds`` is ``(steps, values)`` of

@@ -46,7 +46,8 @@ class Workbench:
     ``STREAMSQL_MASTER``, else ``local[*]``) or ``"local"`` (in-process, for tests and as the
     oracle). ``buckets`` spreads every stateful
     operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch;
-    ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
+    ``trace=False`` skips the per-event operator trace (for bulk replays), ``trace_steps`` bounds
+    how many steps of it each query keeps (the last ones); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
     reader that gives the quickest one-event steps.
 
@@ -58,7 +59,7 @@ class Workbench:
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
-                 reader: str = "simple", read_only: bool = False):
+                 reader: str = "simple", read_only: bool = False, trace_steps: int = 10_000):
         check_engine(engine)
         self._tmp = None
         self._ws_lock: WorkspaceLock | None = None
@@ -79,12 +80,12 @@ class Workbench:
                 raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
             self._ws_lock = WorkspaceLock(self.path).acquire()
         try:
-            self._open(engine, master, buckets, batch_events, durable, spark_conf, trace, reader)
+            self._open(engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps)
         except BaseException:
             self._release()
             raise
 
-    def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader) -> None:
+    def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps) -> None:
         self.engine = engine
         #: the Spark master URL (None: ``local[*]``); a cluster's workers must read ``path``
         self.master = master or os.environ.get("STREAMSQL_MASTER") or None
@@ -98,8 +99,10 @@ class Workbench:
         #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
         self.journal = Journal(self.path, durable=durable)
         self.durable = durable
-        #: keep a per-event trace of every query (operator presents, held rows and why)
+        #: keep a per-event trace of every query (operator presents, held rows and why) ...
         self.trace = trace
+        #: ... of its last ``trace_steps`` steps
+        self.trace_steps = max(0, int(trace_steps)) if trace else 0
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
         #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
@@ -604,6 +607,23 @@ class Workbench:
                 continue
             for q, stream, err in self._runtime.process_inline(seq, out, readers_of_errors):
                 self.catalog.report_operator_error(seq, stream, q.name, err, out)
+
+    def commit_operator_errors(self, q: ContinuousQuery, errors: list) -> None:
+        """Rows a runtime's operator refused after their event was committed (the Spark runtime
+        learns them from its stages): ``errors`` are ``(input stream, OperatorError)``. They go to
+        the error stream in an error-only commit: no new step; each row keeps the step that
+        refused it (its ``STEP`` and its place in the stream log)."""
+        from .catalog import ERROR_STREAM
+        with self._lock:
+            out: dict[str, list[LogEntry]] = {}
+            for stream, err in errors:
+                self.catalog.report_operator_error(err.step, stream, q.name, err, out)
+            entries = out.get(ERROR_STREAM, [])
+            if not entries:
+                return
+            uid = self.catalog.streams[ERROR_STREAM].uid
+            self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)}, late=True)
+            self.save_catalog()
 
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":

@@ -15,7 +15,10 @@ _loaded: dict[int, StreamSql] = {}
 
 def load_ipython_extension(ip) -> None:
     """Register the magics once per shell (``%reload_ext`` keeps the same workbench)."""
+    from ..widgets.compose import SESSION_QUERY_SOURCES
     from ..widgets.vega import enable_altair
+    if session_queries not in SESSION_QUERY_SOURCES:    # streamsql.workbench("name") finds them
+        SESSION_QUERY_SOURCES.append(session_queries)
     if id(ip) not in _loaded:
         magics = StreamSql(ip)
         ip.register_magics(magics)

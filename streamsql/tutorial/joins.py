@@ -22,6 +22,7 @@ from pathlib import Path
 from ..engine import time as T
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
+from ..engine.operators.describe import JoinState
 from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value
 # the scenario files, tables and times as the earlier tutorials read and print them
@@ -371,25 +372,24 @@ def agreement(n: int, q) -> Agreement:
 
 def why_held(q) -> Text:
     """The rows the query's operators hold after the last event, each with what it waits for
-    (``q.trace[-1]["operators"][i]["held"][j]["waits_for"]``), and the rows the join still keeps."""
+    (``q.trace[-1].operators[i].held[j].waits_for``), and the rows the join still keeps."""
     q.wait()
     if not q.trace:
         return Text("(no trace: the workbench runs with trace=False)")
     last = q.trace[-1]
-    out = [f"after step {last['step'] - q.start_seq}:"]
-    for op in last["operators"]:
-        clocks = ", ".join(f"{n} {_hm(c)}" for n, c in zip(op["inputs"], op["clocks"]))
-        out.append(f"  {op['operator']}: input clocks {clocks}; output bound {_hm(op['bound'])}")
-        kept = op.get("state", {}).get("kept")
-        if kept is not None:
-            for name, times in zip(op["inputs"], kept):
-                out.append(f"    keeps {name} rows at: {', '.join(_hm(t) for t in times) or 'none'}")
-        if not op["held"]:
+    out = [f"after step {last.step - q.start_seq}:"]
+    for op in last.operators:
+        clocks = ", ".join(f"{n} {_hm(c)}" for n, c in zip(op.inputs, op.clocks))
+        out.append(f"  {op.operator}: input clocks {clocks}; output bound {_hm(op.bound)}")
+        if isinstance(op.state, JoinState):
+            for name, side in zip(op.inputs, op.state.sides):
+                out.append(f"    keeps {name} rows at: {', '.join(_hm(t) for t in side.kept) or 'none'}")
+        if not op.held:
             out.append("    holds no row")
-        for h in op["held"]:
-            vals = " ".join(format_value(v) for v in h["values"])
-            out.append(f"    holds {_hm(h['rowtime'])} {vals}")
-            for w in h["waits_for"]:
+        for h in op.held:
+            vals = " ".join(format_value(v) for v in h.values)
+            out.append(f"    holds {_hm(h.rowtime)} {vals}")
+            for w in h.waits_for:
                 out.append(f"      waits for: {w}")
     return Text("\n".join(out))
 

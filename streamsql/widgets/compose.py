@@ -19,6 +19,18 @@ from .timeline import Timeline, timeline_summary
 from . import vega
 
 
+#: functions giving this session's continuous queries by name: the magics add theirs when loaded
+#: (the widgets sit below the magics, so they are told rather than importing them)
+SESSION_QUERY_SOURCES: list = []
+
+
+def session_queries() -> dict:
+    out: dict = {}
+    for f in SESSION_QUERY_SOURCES:
+        out.update(f())
+    return out
+
+
 def _section(title: str) -> widgets.HTML:
     return widgets.HTML(f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>')
 
@@ -269,7 +281,6 @@ def resolve_query(query):
     if not isinstance(query, str):
         raise TypeError(f"workbench() takes a ContinuousQuery or a query name, not {type(query).__name__} "
                         f"{query!r:.60}")
-    from ..magics import session_queries
     queries = session_queries()
     found = queries.get(query) or next((q for n, q in queries.items() if n.upper() == query.upper()), None)
     if found is None:

@@ -40,16 +40,16 @@ def query_step_table(q, *, base: int = 0, outcomes: list[Outcome] | None = None,
 
 def held_rows(q) -> list[dict]:
     """Rows the query's operators hold after the last traced step, each with what it waits for
-    (``ContinuousQuery.trace``)."""
+    (``ContinuousQuery.trace``: ``waits`` the typed records, ``waits_for`` in words)."""
     if not q.trace:
         return []
-    ops = q.trace[-1]["operators"]
+    ops = q.trace[-1].operators
     out = []
     for i, op in enumerate(ops):
-        for h in op.get("held", []):
-            out.append({"operator": op["operator"], "index": i, "root": i == len(ops) - 1,
-                        "rowtime": h["rowtime"], "values": list(h["values"]),
-                        "waits_for": list(h.get("waits_for", []))})
+        for h in op.held:
+            out.append({"operator": op.operator, "index": i, "root": i == len(ops) - 1,
+                        "rowtime": h.rowtime, "values": list(h.values), "waits": h.waits,
+                        "waits_for": h.waits_for})
     return out
 
 
@@ -57,7 +57,7 @@ def held_count(q) -> int:
     """How many rows the query's operators hold in all (the trace lists only the earliest)."""
     if not q.trace:
         return 0
-    return sum(op.get("held_count", len(op.get("held", []))) for op in q.trace[-1]["operators"])
+    return sum(op.held_count for op in q.trace[-1].operators)
 
 
 def held_table(q) -> list[list[str]]:

@@ -12,7 +12,6 @@ rows are drawn binned.
 draws it with Altair; :class:`Timeline` keeps the drawing current as the query runs."""
 from __future__ import annotations
 
-import re
 import threading
 
 import altair as alt
@@ -20,7 +19,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..engine import time as T
+from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from ..engine.plan import Aggregate
+from ..engine.runtime.tracing import clock_targets
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
 from .live import query_key, settled, snapshot
@@ -62,7 +63,6 @@ MAX_LABELS = 80
 #: binned rows: into at most this many bins, when the query saw more input events than are drawn
 BINS = 60
 
-_WAITS = re.compile(r"(\S+) clock (?:must reach|passes) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
 _DAY = 86_400_000
 
 
@@ -76,12 +76,12 @@ def _rec(what: str, lane: str, t: int, *, t2: int | None = None, step: int | Non
             "step": step, "detail": detail, "producer": producer, "values": values}
 
 
-def _op_lanes(ops: list[dict]) -> list[str]:
+def _op_lanes(ops) -> list[str]:
     """A lane name per traced operator (``join``, ``union``, ``aggregate#2`` for repeats)."""
     seen: dict[str, int] = {}
     out = []
     for op in ops:
-        n = op["operator"]
+        n = op.operator
         seen[n] = seen.get(n, 0) + 1
         out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
     return out
@@ -151,7 +151,7 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     (the query's ``last`` input events and released rows, so a long replay stays drawable)."""
     wb = q.wb
     streams = list(q.plan.streams)
-    ops = q.trace[-1]["operators"] if q.trace else []
+    ops = q.trace[-1].operators if q.trace else ()
     op_lanes = _op_lanes(ops)
     lanes = streams + op_lanes + ["output"]
     recs: list[dict] = []
@@ -174,42 +174,43 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
 
     # operators: open windows and held rows, as of the last traced step
     for op, lane in zip(ops, op_lanes):
-        state = op.get("state") or {}
-        names = op.get("inputs", [])
-        if op["operator"] == "join" and "kept" in state:
-            for side, kept in enumerate(state["kept"]):
-                w = state["windows"][side]
-                p, f = w.get("preceding", 0), w.get("following", 0)
+        state = op.state
+        names = op.inputs
+        if isinstance(state, JoinState):
+            for side, js in enumerate(state.sides):
+                p, f = js.preceding, js.following
                 if p == 0 and f == 0:
                     continue
                 side_lane = names[side] if side < len(names) and names[side] in lanes else lane
-                for r in kept:
+                for r in js.kept:
                     recs.append(_rec("open window", side_lane, r - f, t2=r + p,
                                      detail=f"{side_lane} row at {ts(r)} can match base times "
                                             f"{ts(r - f)} to {ts(r + p)}"))
-        for g in state.get("open_groups", []):
-            end = g["end"]
-            start = g.get("start")
-            if start is None or start >= end:
-                start = _period_start(q, end)
-            if _real(end):
-                recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
-                                 detail=f"group {', '.join(g.get('labels') or [format_value(k) for k in g.get('keys', [])])} "
-                                        f"closes when the clock reaches {ts(end)}"))
-        for part in state.get("partitions", []):
-            if part.get("from") is not None and _real(op.get("present")):
-                recs.append(_rec("open window", lane, part["from"], t2=max(part["from"], op["present"]),
-                                 detail=f"partition {', '.join(map(format_value, part.get('partition', [])))}: "
-                                        f"{part.get('rows', 0)} rows in the frame"))
+        if isinstance(state, AggregateState):
+            for g in state.groups:
+                end = g.end
+                start = g.start
+                if start is None or start >= end:
+                    start = _period_start(q, end)
+                if _real(end):
+                    recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
+                                     detail=f"group {', '.join(g.labels or [format_value(k) for k in g.keys])} "
+                                            f"closes when the clock reaches {ts(end)}"))
+        if isinstance(state, WindowState):
+            for part in state.partitions:
+                if part.first is not None and _real(op.present):
+                    recs.append(_rec("open window", lane, part.first, t2=max(part.first, op.present),
+                                     detail=f"partition {', '.join(map(format_value, part.partition))}: "
+                                            f"{part.rows} rows in the frame"))
     for h in held_rows(q):
         lane = "output" if h["root"] else op_lanes[h["index"]]
         waits = "; ".join(h["waits_for"])
         recs.append(_rec("held row", lane, h["rowtime"],
                          detail=f"{', '.join(format_value(v) for v in h['values'])}; waits for: {waits}"))
-        for text in h["waits_for"]:
-            for name, when in _WAITS.findall(text):
+        for w in h["waits"]:
+            for name, when in clock_targets(w):
                 if name in lanes:
-                    recs.append(_rec("waits for", name, T.parse_timestamp(when),
+                    recs.append(_rec("waits for", name, when,
                                      detail=f"held row at {ts(h['rowtime'])} waits for this clock"))
 
     # operators with several inputs: a lane per input, with the operator's clock for it

@@ -9,6 +9,7 @@ pre-combined anywhere (the Spark runtime does it before the state store) and mer
 from __future__ import annotations
 
 import decimal
+import heapq
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from ..expr import compile_expr, remap, rowtime_map_array
 from ..plan import AggCall, Aggregate
 from ..types import SqlType, quantize, wrap_int
 from .base import INF, Candidate, Operator, encode_key
+from .describe import STATE_LIMIT, AggregateState, OpenGroup, merged_items, total
 from .timekey import TimeKey, resolve_time_expr, try_time_key
 
 
@@ -267,14 +269,29 @@ class AggregateOp(Operator):
             f = rowtime_map_array(self.stamp_of_time, c)
         return np.minimum(params[:, 0], f)
 
-    def describe_state(self) -> dict:
+    def state_view(self):
+        groups = self.groups
+        if len(groups) > STATE_LIMIT:
+            keys = heapq.nsmallest(STATE_LIMIT, groups, key=lambda g: (g[0], encode_key(g[1])))
+        else:
+            keys = list(groups)
+        items = {(e, encode_key(k)): (e, k, tuple(acc.final(s) for acc, s in zip(self.accs, groups[(e, k)])))
+                 for e, k in keys}
+        return items, {"groups": len(groups)}
+
+    def trace_state(self, views):
         from ..types import format_value
-        tk = self.node.time_key
-        types = [k.type for k in self.node.keys]
-        return {"open_groups": [{"end": e, "keys": list(k), "labels": [format_value(v, t) for v, t in zip(k, types)],
-                                 "start": k[tk] if tk is not None and isinstance(k[tk], int) else None}
-                                for (e, k) in sorted(self.groups, key=lambda x: x[0])[:50]],
-                "groups": len(self.groups)}
+        node = self.node
+        tk = node.time_key
+        types = [k.type for k in node.keys]
+        names = [f.name for f in node.fields[len(node.keys):]]
+        groups = []
+        for _key, (end, keys, finals) in merged_items(views)[:STATE_LIMIT]:
+            keys = tuple(keys)
+            groups.append(OpenGroup(keys, tuple(format_value(v, t) for v, t in zip(keys, types)),
+                                    keys[tk] if tk is not None and isinstance(keys[tk], int) else None,
+                                    end, tuple(zip(names, finals))))
+        return AggregateState(tuple(groups), total(views, "groups"))
 
     def state_size(self) -> int:
         return len(self.groups) + len(self.seen)

@@ -36,7 +36,7 @@ def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors:
         return None
     b = lq.process(seq, feed)
     if wb.trace:
-        q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+        q.trace.append(lq.step_trace(b))
     return b
 
 class LocalRuntime(Runtime):
@@ -92,7 +92,7 @@ class LocalRuntime(Runtime):
                 continue
             b = lq.process(seq, feed)
             if self.wb.trace and any(s in lq.streams for s in feed):
-                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+                q.trace.append(lq.step_trace(b))
             out.append(b)
         q._deliver(out)
 

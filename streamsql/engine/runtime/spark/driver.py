@@ -1,6 +1,7 @@
 """Runs a workbench's continuous queries on Spark: one streaming query each, started lazily on
 the process's SparkSession, with its checkpoint and sink state in the query's folder of the
-workspace (so a reopened workspace resumes them where they stopped)."""
+workspace (so a reopened workspace resumes them where they stopped). Everything a query shows
+comes from its Spark stages: rows, bounds, rows its operators refuse and the trace."""
 from __future__ import annotations
 
 import shutil
@@ -21,7 +22,6 @@ class SparkRuntime(Runtime):
     def __init__(self, wb):
         super().__init__(wb)
         self.running: dict[str, tuple] = {}
-        self.shadows: dict = {}
         self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
         self._first: str | None = None  # the query whose first batch ends it
 
@@ -58,56 +58,33 @@ class SparkRuntime(Runtime):
         folder.mkdir(parents=True, exist_ok=True)
         sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
         if resume:
-            for table, bounds in sq.sink.history():
-                q._deliver_table(table, bounds)
+            for res in sq.sink.history():
+                q._deliver_errors([e for _s, e in res.errors])   # already in ERRORS
+                q._deliver_table(res.rows, res.bounds)
         q.handle = sq
 
         def on_error(e):
             q.error = f"{type(e).__name__}: {e}"
             q._state_changed()
 
-        handle = sq.start(lambda res: q._deliver_table(*res), on_error)
+        def delivered(res):
+            if res.errors:   # rows an operator refused go to ERRORS before the rows of their batch
+                self.wb.commit_operator_errors(q, res.errors)
+                q._deliver_errors([e for _s, e in res.errors])
+            if res.trace is not None:
+                q.trace.extend(res.trace.entries())
+            q._deliver_table(res.rows, res.bounds)
+
+        handle = sq.start(delivered, on_error)
         self.running[q.name] = (q, sq, handle)
         if self._phase is not None and self._first == q.name:
             self._phase("first batch")
-        from ..local.query import LocalQuery
-        shadow = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
-        if self.wb.trace or shadow.refuses_rows:
-            # the per-operator trace (presents, held rows and why), and rows a T-sort refuses,
-            # come from the local runtime run alongside: it gives the same output, and it sees
-            # every event before it is committed
-            self.shadows[q.name] = shadow
-            if resume:
-                from ..local.driver import read_feeds
-                for seq, feed in read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq):
-                    shadow.process(seq, feed)
-
-    @property
-    def in_process(self) -> bool:
-        return bool(self.shadows)
-
-    def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
-        """Feed the shadows one event before its commit; returns rows a T-sort refused."""
-        from ..local.driver import step_before_commit
-        refused = []
-        for name, lq in self.shadows.items():
-            q = self.running.get(name, (None,))[0]
-            b = None if q is None else step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
-            if b is None:
-                continue
-            refused += [(q, stream, e) for stream, e in b.errors]
-        return refused
 
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
 
     def rebuild(self, head: int) -> None:
-        """Only the shadows saw the failed append (Spark reads up to HEAD, which did not move)."""
-        from ..local.driver import replayed
-        for name in list(self.shadows):
-            q = self.running.get(name, (None,))[0]
-            if q is not None:
-                self.shadows[name] = replayed(self.wb, q, head)
+        """Nothing to undo: Spark's source reads up to HEAD, which a failed append never moved."""
 
     def wait(self, q, timeout=None) -> None:
         entry = self.running.get(q.name)
@@ -144,7 +121,6 @@ class SparkRuntime(Runtime):
 
     def stop(self, q) -> None:
         self._end_startup(q)
-        self.shadows.pop(q.name, None)
         entry = self.running.pop(q.name, None)
         if entry:
             entry[2].stop()

@@ -18,7 +18,7 @@ from pathlib import Path
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
 from ...types import spark_type_ddl
-from ..plans import build_stages, make_operator, normalize, stream_inputs
+from ..plans import build_stages, input_label, make_operator, normalize, stream_inputs, trace_hosts
 from .frames import value_col
 from .inputs import InputSpec, LeafSpec
 from . import precombine
@@ -26,6 +26,7 @@ from .sink import Sink
 from .source import NAME, stream_prefix
 from .sqlgen import SparkSql, quote_ident
 from .stage import StageSpec, make_processor
+from .trace import TraceAssembler
 
 
 def partition_exprs(node) -> list[list[Expr]]:
@@ -58,9 +59,12 @@ class SparkQuery:
         self.spark = spark
         self.q = q
         self.folder = folder
+        #: how many of a batch's last steps the stages describe for the trace (0: none)
+        self.trace = int(getattr(wb, "trace_steps", 0) or 0) if wb.trace else 0
         plan: Query = q.plan
         buckets = max(1, wb.buckets)
-        stages = build_stages(normalize(_copy(plan.root)))
+        root = normalize(_copy(plan.root))
+        stages = build_stages(root)
         cat = wb.catalog
         streams: list[str] = []
         for st in stages:
@@ -71,7 +75,7 @@ class SparkQuery:
         self.streams = streams
         spec = {"root": str(wb.path), "start": q.start_seq, "max_events": batch_events or 0,
                 "parallel": wb.reader == "parallel", "parallelism": os.cpu_count() or 2,
-                "partition_events": getattr(wb, "partition_events", None),
+                "partition_events": getattr(wb, "partition_events", None), "trace_steps": self.trace,
                 "streams": [{"uid": cat.streams[s].uid,
                              "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                             for s in streams]}
@@ -96,7 +100,9 @@ class SparkQuery:
             n_bs[st.index] = n_b
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
-                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables)
+                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables,
+                              error_stream=input_label(stream_inputs(st.node)[0]), trace=bool(self.trace),
+                              upstream_fields={y: list(nodes[y].fields) for y in self._upstream(st)})
             if scan and st is first:
                 # partials, their bucket chosen by the source; timelines to every bucket
                 df = src.selectExpr("ev", "bucket AS rb", "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
@@ -113,8 +119,15 @@ class SparkQuery:
         sink_stage = stages[-1]
         self.df = self._input_frame(sink_stage, src, outs, streams, cat)
         upstream = {y: (make_operator(nodes[y], tables), n_bs[y]) for y in self._upstream(sink_stage)}
+        assembler = None
+        if self.trace:
+            consumer = {y: st.index for st in stages for y in self._upstream(st)}
+            assembler = TraceAssembler(trace_hosts(root, stages), {y: make_operator(n, tables) for y, n in nodes.items()},
+                                       consumer)
         self.sink = Sink(folder / "sink", list(plan.columns), self._input_spec(sink_stage.inputs[0], streams, q),
-                         upstream, wb.durable)
+                         upstream, wb.durable, assembler=assembler, index=sink_stage.index,
+                         upstream_fields={y: list(nodes[y].fields) for y in self._upstream(sink_stage)},
+                         merged_fields=list(sink_stage.inputs[0].fields))
 
     @staticmethod
     def _stateful(df, sspec: StageSpec):
@@ -141,9 +154,22 @@ class SparkQuery:
     def _input_frame(self, st, src, outs, streams, cat):
         """One DataFrame per origin (the log source, each upstream stage), each read once: every
         event becomes the rows of the leaves it feeds (``explode`` of an array of structs), so the
-        source is scanned once per stage whatever the number of leaves."""
+        source is scanned once per stage whatever the number of leaves.
+
+        With the trace on (``self.trace``), a stage-fed leaf keeps the rows its WHERE drops (``drop``
+        1: its upstream operator holds them until it lets them go) and every row the post-merge
+        WHERE drops (``drop`` 2: the merge holds them too); ``u<y>_<j>`` carry an upstream
+        operator's own output values and ``m<i>_<j>`` a merge's (before the post-merge chain), the
+        values those operators hold (trace.py)."""
         value_types = [[spark_type_ddl(f.type) for f in inp.fields] for inp in st.inputs]
         all_values = [(value_col(i, m), t) for i, ts in enumerate(value_types) for m, t in enumerate(ts)]
+        trace = self.trace
+        if trace:
+            all_values = all_values + [("drop", "TINYINT")]
+            all_values += [(f"u{y}_{c}", spark_type_ddl(f.type)) for y in self._upstream(st)
+                           for c, f in enumerate(self.nodes[y].fields)]
+            all_values += [(f"m{i}_{m}", t) for i, ts in enumerate(value_types) if st.inputs[i].post
+                           for m, t in enumerate(ts)]
 
         def pairs(fixed: dict, values: dict) -> list[tuple[str, str]]:
             return [(k, fixed[k]) for k in _STD] + [(c, values.get(c, f"CAST(NULL AS {t})")) for c, t in all_values]
@@ -153,7 +179,7 @@ class SparkQuery:
 
         def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
             """(condition, struct) of one leaf: its chain and the post-merge chain inlined."""
-            conds = []
+            conds, post_conds = [], []
             cur, cur_rt = cols, rt
             for node in lf.chain:
                 r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
@@ -168,7 +194,7 @@ class SparkQuery:
             for node in st.inputs[i].post:
                 r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
                 if isinstance(node, Filter):
-                    conds.append(r(node.cond))
+                    post_conds.append(r(node.cond))
                 else:
                     cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
                     cur = [r(e) for e in node.exprs]
@@ -176,7 +202,27 @@ class SparkQuery:
                      "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
                      "blob": "CAST(NULL AS BINARY)", "up": "-1"}
             values = {value_col(i, m): f"CAST(({c}) AS {value_types[i][m]})" for m, c in enumerate(cur)}
-            return " AND ".join(f"({c})" for c in conds) or "TRUE", pairs(fixed, values)
+
+            def all_true(cs):
+                return " AND ".join(f"coalesce(({c}), FALSE)" for c in cs) or "TRUE"
+            if not trace:
+                return " AND ".join(f"({c})" for c in conds + post_conds) or "TRUE", pairs(fixed, values)
+            # a row a WHERE drops may have no stamp through the projections: it is never used
+            fixed["T"] = f"coalesce({fixed['T']}, CAST({tup} AS BIGINT))"
+            fixed["ort"] = f"coalesce({fixed['ort']}, CAST({tup} AS BIGINT))"
+            if lf.stage is not None:
+                values["drop"] = (f"CAST(CASE WHEN NOT ({all_true(conds)}) THEN 1 WHEN NOT ({all_true(post_conds)}) "
+                                  f"THEN 2 ELSE 0 END AS TINYINT)")
+                for c in range(len(cols)):
+                    values[f"u{lf.stage}_{c}"] = cols[c]
+                keep = "TRUE"
+            else:
+                values["drop"] = f"CAST(CASE WHEN NOT ({all_true(post_conds)}) THEN 2 ELSE 0 END AS TINYINT)"
+                keep = " AND ".join(f"({c})" for c in conds) or "TRUE"
+            if st.inputs[i].post:
+                for m, c in enumerate(merged):
+                    values[f"m{i}_{m}"] = c
+            return keep, pairs(fixed, values)
 
         meta_fixed = {"inp": "0", "leaf": "0", "seq": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
                       "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)", "ort": "CAST(0 AS BIGINT)"}
@@ -198,7 +244,9 @@ class SparkQuery:
                 cases.append(f"CASE WHEN ev = 0 AND src = {k} AND {cond} THEN {st_} END")
             frames.append(src.selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
         for y in self._upstream(st):
-            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END"]
+            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END",
+                     # operator errors pass on (frames.py)
+                     f"CASE WHEN ev = 4 THEN {struct({**meta_fixed, 'ev': 'CAST(4 AS TINYINT)', 'seq': 'seq', 'blob': 'blob', 'up': str(y)}, {})} END"]
             for i, inp in enumerate(st.inputs):
                 for j, lf in enumerate(inp.leaves):
                     if lf.stage != y:
@@ -252,10 +300,12 @@ class SparkQuery:
 
     @staticmethod
     def _spread(df, row_bucket: str, buckets: int):
-        """Each row to the bucket ``row_bucket`` names; timelines and reports to every bucket."""
+        """Each row to the bucket ``row_bucket`` names, operator errors to bucket 0 (which passes
+        them on), timelines and reports to every bucket."""
         if buckets == 1:
             return df.selectExpr("*", "0 AS bucket")
-        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) ELSE sequence(0, {buckets - 1}) END AS bs")
+        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) WHEN ev = 4 THEN array(0) "
+                                   f"ELSE sequence(0, {buckets - 1}) END AS bs")
                   .selectExpr("*", "explode(bs) AS bucket").drop("bs"))
 
     def _bucketed(self, df, st, buckets: int):
