@@ -433,16 +433,20 @@ class Catalog:
                         n, d.name, seq, T.format_timestamp(ev.rowtime), T.format_timestamp(clock))
 
     def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
-        """A row a query's operator refused (a T-sort's late row) goes to the error stream at
-        the step that refused it, stamped with the bound it violated."""
+        """A row a query's operator refused (a T-sort's late row, a calculator error) goes to the
+        error stream at the step that refused it, stamped with the bound it violated (a
+        calculator error: the row's rowtime); the log gets the 1st, 10th, 100th ... of them."""
         est = self.state[ERROR_STREAM]
         t = max(est.bound, err.bound)
         est.bound = t
         est.rows_in += 1
         out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, err.error_values(stream, t, producer)))
         if _is_power_of_ten(est.rows_in):
-            log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
-                        err.message)
+            if err.is_calc:     # the message names the query, the expression and its operands
+                log.warning("step %d (error stream row %d): %s", seq, est.rows_in, err.message)
+            else:
+                log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
+                            err.message)
 
     def report_pump_error(self, seq: int, target: str, pump: str, message: str, rowtime: int, values: dict,
                           out: dict) -> None:

@@ -62,6 +62,9 @@ class ContinuousQuery:
         self.running = True
         self.error: str | None = None
         self.trace: list[dict] = []
+        #: rows its operators refused (calculator errors, a T-sort's late rows), as
+        #: ``operators.base.OperatorError`` records at the step that refused them, in order
+        self.errors: list = []
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._state_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
@@ -103,8 +106,13 @@ class ContinuousQuery:
 
     def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
         """Row by row (the local runtime)."""
-        batches = [b for b in batches if b.rows or (b.bound is not None and b.bound != self.output_bound)
+        batches = [b for b in batches if b.rows or b.errors or (b.bound is not None and b.bound != self.output_bound)
                    or b.seq > self.processed_seq]
+        with self._lock:
+            for b in batches:
+                for stream, e in b.errors:
+                    e.stream = e.stream or stream
+                    self.errors.append(e)
         rows = [r for b in batches for r in b.rows]
         table = None
         if rows:

@@ -42,7 +42,7 @@ _TS_JRE = (f"'^{_SP}[0-9]{{4}}-[0-9]{{1,2}}-[0-9]{{1,2}}([ T][0-9]{{1,2}}:[0-9]{
 
 
 def _invalid(dst: SqlType) -> CalcError:
-    return CalcError(INVALID_CAST, str(dst.with_nullable(True)))
+    return CalcError(INVALID_CAST, f"to {dst.with_nullable(True)}")
 
 
 def _text(v: str, pattern, dst: SqlType) -> str:
@@ -117,7 +117,7 @@ def cast_value(v, src: SqlType, dst: SqlType):
         elif s in ("DOUBLE", "REAL"):
             x = v * 1000
             if not math.isfinite(x):
-                raise CalcError(DATETIME_OVERFLOW, "TIMESTAMP")
+                raise CalcError(DATETIME_OVERFLOW, "for TIMESTAMP")
             ms = int(x)
         else:
             ms = int(v) * 1000

@@ -39,12 +39,14 @@ class CalcError(Exception):
     ``call``, ``text`` and ``values`` are filled in by the compiled expression that failed."""
 
     def __init__(self, kind: ErrorKind, detail: str = ""):
+        """``detail`` completes the phrase: ``for INTEGER``, ``to TIMESTAMP``."""
         super().__init__(kind.phrase)
         self.kind = kind
         self.detail = detail
         self.call = None
         self.text: str | None = None
         self.values: tuple = ()
+        self.operand_text = ""      # operands described in words, where there is no call
 
     def attach(self, call, values: tuple, text: str | None) -> None:
         if self.call is None:
@@ -52,9 +54,9 @@ class CalcError(Exception):
 
     def describe(self) -> str:
         """``numeric value out of range for INTEGER in "a * 1000" with a = 3000000 (SQLSTATE 22003)``."""
-        what = self.kind.phrase + (f" for {self.detail}" if self.detail else "")
+        what = self.kind.phrase + (f" {self.detail}" if self.detail else "")
         where = f' in "{_one_line(self.text)}"' if self.text else ""
-        ops = operands(self.call, self.values) if self.call is not None else ""
+        ops = operands(self.call, self.values) if self.call is not None else self.operand_text
         return f"{what}{where}{' with ' + ops if ops else ''} (SQLSTATE {self.kind.sqlstate})"
 
     def __str__(self):

@@ -61,7 +61,7 @@ FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def out_of_range(t: SqlType) -> CalcError:
-    return CalcError(NUMERIC_OUT_OF_RANGE, str(t.with_nullable(True)))
+    return CalcError(NUMERIC_OUT_OF_RANGE, f"for {t.with_nullable(True)}")
 
 
 def fit_int(v: int, t: SqlType) -> int:
@@ -98,7 +98,7 @@ def fit_float(v: float, t: SqlType, *operands) -> float:
 def fit_timestamp(v: int) -> int:
     if TS_MIN <= v <= TS_MAX:
         return v
-    raise CalcError(DATETIME_OVERFLOW, "TIMESTAMP")
+    raise CalcError(DATETIME_OVERFLOW, "for TIMESTAMP")
 
 
 def fit(v, t: SqlType):

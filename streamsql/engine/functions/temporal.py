@@ -20,7 +20,7 @@ def _shifted(ms: int, iv: T.Interval) -> int:
     try:
         return fit_timestamp(T.add_interval(ms, iv))
     except (OverflowError, ValueError):
-        raise CalcError(DATETIME_OVERFLOW, "TIMESTAMP") from None
+        raise CalcError(DATETIME_OVERFLOW, "for TIMESTAMP") from None
 
 
 def arith_python(e):
@@ -79,7 +79,7 @@ def _checked(f):
         try:
             return fit_timestamp(f(*a))
         except (OverflowError, ValueError):
-            raise CalcError(DATETIME_OVERFLOW, "TIMESTAMP") from None
+            raise CalcError(DATETIME_OVERFLOW, "for TIMESTAMP") from None
     return g
 
 

@@ -44,7 +44,7 @@ def _substring_python(e):
         if length is None:
             return s[max(begin, 0):]
         if length < 0:
-            raise CalcError(SUBSTRING_ERROR, "a negative length")
+            raise CalcError(SUBSTRING_ERROR, "(a negative length)")
         end = begin + length
         return s[max(begin, 0):max(end, 0)]
     return f

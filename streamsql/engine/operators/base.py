@@ -27,6 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import time as T
+from ..functions import CalcError
+from ..types import dumps_row, to_json_value
 
 INF = T.END_OF_TIME
 
@@ -51,11 +53,41 @@ class OperatorError:
     data_row: str           # the row as JSON, by column name
     level: str = "WARNING"  # ERROR_LEVEL
     sqlstate: str | None = None
+    channel: int = 0        # the operator input the row came on
+    stream: str | None = None   # STREAM_NAME: the named stream the row came from (set by the host)
 
     def error_values(self, stream_name: str, error_time: int, producer: str | None = None) -> tuple:
         """The row for the error stream, in ``catalog.ERROR_FIELDS`` order."""
         return (error_time, self.level, self.name, self.message, self.data_rowtime, self.data_row,
                 stream_name, producer, self.step)
+
+    @property
+    def is_calc(self) -> bool:
+        """A calculator error (a data exception, with its SQLSTATE), not a late row."""
+        return self.sqlstate is not None
+
+
+def row_json(fields, row) -> str:
+    """A row as the error stream's DATA_ROW: JSON by column name."""
+    return dumps_row({f.name: to_json_value(v, f.type) for f, v in zip(fields, row)})
+
+
+def calc_error(err: CalcError, step: int, rowtime: int, fields, row, channel: int = 0) -> OperatorError:
+    """The error-stream record of a row refused because ``err`` was raised evaluating it."""
+    return OperatorError(step, err.kind.name, err.describe(), rowtime, rowtime, row_json(fields, row),
+                         level="ERROR", sqlstate=err.kind.sqlstate, channel=channel)
+
+
+class Rejected(tuple):
+    """A row that failed in a WHERE or projection moved below a UNION ALL (``defer_errors``):
+    it goes through the merge like a row and becomes its ``error`` where the merge releases it."""
+    error: OperatorError
+
+    @staticmethod
+    def of(row: tuple, error: OperatorError) -> "Rejected":
+        r = Rejected(row)
+        r.error = error
+        return r
 
 
 

@@ -6,6 +6,9 @@ intervals overlap; the pair is stamped ``max(r_0 - f_0, r_1 - f_1)``. A row of a
 that never matched is unmatched once the other side's clock minus its ``f`` passes ``r + p_i``;
 it is stamped ``r + p_i``. A row is kept only while some future row of the other side could
 still overlap it, which (rows arriving in rowtime order) makes each side's memory a queue.
+
+A row whose join keys, or whose condition with one of the partners it meets, cannot be computed
+is refused (SEMANTICS.md 1): it joins nothing, is not kept and is never released unmatched.
 """
 from __future__ import annotations
 
@@ -14,9 +17,28 @@ from collections import deque
 import numpy as np
 
 from .. import time as T
+from ..errors import SqlError
 from ..expr import compile_expr
+from ..functions import CalcError
 from ..plan import Join, JoinWindow
-from .base import INF, Candidate, Operator, encode_ints
+from .base import INF, Candidate, Operator, calc_error, encode_ints
+
+
+class _Refusing:
+    """Rows refused for calculator errors, for the error stream (``take_errors``)."""
+
+    def _refuse(self, err: CalcError, seq: int, rowtime: int, ch: int, row: tuple) -> list:
+        node = self.node
+        fields = node.left.fields if (ch == 0 if getattr(self, "side", None) is None else self.side == 0) \
+            else node.right.fields
+        if not hasattr(self, "errors"):
+            self.errors = []
+        self.errors.append(calc_error(err, seq, rowtime, fields, row, ch))
+        return []
+
+    def take_errors(self) -> list:
+        out, self.errors = getattr(self, "errors", []), []
+        return out
 
 
 class _Kept:
@@ -26,7 +48,7 @@ class _Kept:
         self.r, self.arrival, self.row, self.key, self.matched = r, arrival, row, key, False
 
 
-class JoinOp(Operator):
+class JoinOp(_Refusing, Operator):
     """Stream-stream window join. Inputs: 0 = left, 1 = right."""
 
     n_inputs = 2
@@ -60,7 +82,10 @@ class JoinOp(Operator):
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
         i, j = ch, 1 - ch
-        key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
+        try:
+            key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
+        except CalcError as err:
+            return self._refuse(err, seq, rowtime, ch, row)
         out = []
         me = _Kept(rowtime, arrival, row, key)
         if None in key:
@@ -70,13 +95,20 @@ class JoinOp(Operator):
                 self.nulls[i].append(me)
                 self.unmatched[i].append(me)
             return out
+        partners = []
         for other in self.by_key[j].get(key, ()):
             if not self._overlap(i, rowtime, j, other.r):
                 continue
             l, r = (me, other) if i == 0 else (other, me)
             if self.residual_fn is not None:
-                if self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r)) is not True:
+                try:
+                    ok = self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r))
+                except CalcError as err:      # with any partner: the row joins nothing
+                    return self._refuse(err, seq, rowtime, ch, row)
+                if ok is not True:
                     continue
+            partners.append((other, l, r))
+        for other, l, r in partners:
             me.matched = True
             other.matched = True
             stamp = max(l.r - self.f[0], r.r - self.f[1])
@@ -195,7 +227,7 @@ class JoinOp(Operator):
                 "windows": [{"preceding": self.p[i], "following": self.f[i]} for i in (0, 1)]}
 
 
-class LookupJoinOp(Operator):
+class LookupJoinOp(_Refusing, Operator):
     """A stream joined with a table: each stream row looks the table up when it arrives and is
     released at once, stamped with its own rowtime (LEFT: unmatched rows too, with NULLs)."""
 
@@ -217,11 +249,22 @@ class LookupJoinOp(Operator):
         self.residual_fn = compile_expr(self.node.residual) if self.node.residual is not None else None
         self.index = {}
         for r in self.rows:
-            k = tuple(f(r, (0,)) for f in table_key)
+            try:
+                k = tuple(f(r, (0,)) for f in table_key)
+            except CalcError as err:
+                table = (self.node.right if self.side == 0 else self.node.left)
+                raise SqlError(f"The join key of table {getattr(table, 'table', '')} row {r!r} cannot be "
+                               f"computed: {err.describe()}") from None
             if None not in k:
                 self.index.setdefault(k, []).append(r)
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        try:
+            return self._lookup(seq, rowtime, row, arrival)
+        except CalcError as err:
+            return self._refuse(err, seq, rowtime, ch, row)
+
+    def _lookup(self, seq, rowtime, row, arrival):
         key = tuple(f(row, (rowtime,)) for f in self.stream_key)
         out = []
         n = 0

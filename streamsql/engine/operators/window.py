@@ -7,18 +7,38 @@ sequence whose two ends only move forward. Aggregates are kept incrementally ove
 (sums and counts add and subtract; MIN/MAX and FIRST/LAST_VALUE keep monotonic queues), and a
 row that left every frame is dropped. RANGE frames include both ends; the frame of a row holds
 its peers that arrived earlier, not those arriving later.
+
+A row is refused (SEMANTICS.md 1) when its partition keys or arguments cannot be computed, or
+when a SUM or AVG over its frame would leave the result type's range: it produces no output and
+enters no frame. Everything is evaluated, and the new frames' sums checked, before any state
+changes.
 """
 from __future__ import annotations
 
+import decimal
 import heapq
+import math
 from collections import deque
 
 
 from ..expr import compile_expr
+from ..functions import CalcError
+from ..functions.errors import operand_name, show_value
 from ..plan import Window, WindowSpec
-from .aggregate import _avg, _fit
-from .base import INF, Candidate, Operator
+from ..functions.spec import out_of_range
+from .aggregate import Acc, _avg, _fit
+from .base import INF, Candidate, Operator, calc_error
 from .timekey import TimeKey, try_time_key
+
+_CTX = decimal.Context(prec=80)
+
+
+def _plus(a, b):
+    return _CTX.add(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a + b
+
+
+def _minus(a, b):
+    return _CTX.subtract(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a - b
 
 
 class _Run:
@@ -66,7 +86,7 @@ class _SlidingAcc:
             return
         self.nn += 1
         if "sum" in need:
-            self.sum = v if self.sum is None else self.sum + v
+            self.sum = v if self.sum is None else _plus(self.sum, v)
         if "min" in need:
             while self.minq and self.minq[-1][1] > v:
                 self.minq.pop()
@@ -85,7 +105,7 @@ class _SlidingAcc:
             return
         self.nn -= 1
         if "sum" in need:
-            self.sum = None if self.nn == 0 else self.sum - v
+            self.sum = None if self.nn == 0 else _minus(self.sum, v)
         if self.minq and self.minq[0][0] == g:
             self.minq.popleft()
         if self.maxq and self.maxq[0][0] == g:
@@ -147,6 +167,7 @@ class WindowOp(Operator):
             self.needs.append(n)
         self.next_wake = INF
         self.serial = 0
+        self.errors: list = []
         self._compile()
 
     def _compile(self):
@@ -156,19 +177,48 @@ class WindowOp(Operator):
     # ------------------------------------------------------------------ rows
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        try:
+            return self._on_row(rowtime, row, arrival)
+        except CalcError as err:
+            self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+            return []
+
+    def take_errors(self) -> list:
+        out, self.errors = getattr(self, "errors", []), []
+        return out
+
+    def _on_row(self, rowtime, row, arrival):
         rts = (rowtime,)
+        # partition keys, then arguments, left to right: nothing has changed if one fails
+        parts = [tuple(f(row, rts) for f in fns) for fns in self.part_fns]
+        argv = [None if f is None else f(row, rts) for f in self.arg_fns]
+        # every frame with the row in it, its sums checked before anything is kept
+        placed = []
+        try:
+            for gi, g in enumerate(self.groups):
+                run = g.runs.get(parts[gi])
+                new = run is None
+                if new:
+                    run = _Run(len(g.calls), 0)
+                o = g.order_of(rowtime)
+                run.o.append(o)
+                run.vals.append(tuple(argv[c] for c in g.calls))
+                placed.append((g, parts[gi], run, new, o))
+                lo, hi = self._bounds(g, run, run.end - 1, o)
+                for k, c in enumerate(g.calls):
+                    self._check_frame(c, run, k, lo, hi)
+        except CalcError:
+            for _g, _part, run, _new, _o in placed:
+                run.o.pop()
+                run.vals.pop()
+            raise
         results = [None] * len(self.node.calls)
-        for gi, g in enumerate(self.groups):
-            part = tuple(f(row, rts) for f in self.part_fns[gi])
-            run = g.runs.get(part)
-            if run is None:
+        for g, part, run, new, o in placed:
+            if new:
                 self.serial += 1
-                run = g.runs[part] = _Run(len(g.calls), self.serial)
+                run.serial = self.serial
+                g.runs[part] = run
                 self._schedule(g, part, run, rowtime)
-            o = g.order_of(rowtime)
-            args = tuple(None if self.arg_fns[c] is None else self.arg_fns[c](row, rts) for c in g.calls)
-            run.o.append(o)
-            run.vals.append(args)
             i = run.end - 1
             self._frame(g, run, i, o)
             for k, c in enumerate(g.calls):
@@ -176,7 +226,53 @@ class WindowOp(Operator):
             self._trim(g, run)
         return [Candidate(rowtime, arrival, tuple(row) + tuple(results))]
 
-    def _frame(self, g: _Group, run: _Run, i: int, o):
+    def _check_frame(self, c: int, run: _Run, k: int, lo: int, hi: int) -> None:
+        """Raise if SUM/AVG call ``c`` cannot be computed over the frame ``[lo, hi]`` (the sums
+        are taken exactly as :meth:`_frame` will, so floats round the same way)."""
+        call = self.node.calls[c]
+        fn, t = call.agg.fn, call.agg.type
+        if fn not in ("SUM", "AVG"):
+            return
+        if call.agg.distinct:
+            vals = list(dict.fromkeys(v for g in range(max(lo, run.base), hi + 1)
+                                      if (v := run.row(g)[k]) is not None))
+            s, nn = None, len(vals)
+            for v in vals:
+                s = v if s is None else _plus(s, v)
+        else:
+            a = run.acc[k]
+            s, nn = a.sum, a.nn
+            h = run.hi
+            while h < hi:
+                h += 1
+                if h >= run.lo and (v := run.row(h)[k]) is not None:
+                    nn += 1
+                    s = v if s is None else _plus(s, v)
+            low = run.lo
+            while low < lo:
+                if low <= h and (v := run.row(low)[k]) is not None:
+                    nn -= 1
+                    s = None if nn == 0 else _minus(s, v)
+                low += 1
+        if nn == 0 or s is None:
+            return
+        bad = isinstance(s, float) and math.isinf(s)
+        if not bad:
+            try:
+                _fit(s, t) if fn == "SUM" else _avg(s, nn, t)
+            except CalcError:
+                bad = True
+        if bad:
+            err = out_of_range(t)
+            err.text = Acc(call.agg).text + " OVER (...)"
+            v = run.row(run.end - 1)[k]
+            arg_t = call.agg.arg.type if call.agg.arg is not None else None
+            err.operand_text = (f"{operand_name(call.agg.arg) or 'the value'} = {show_value(v, arg_t)}, "
+                                f"the frame's sum would be {show_value(s, t)}")
+            raise err
+
+    def _bounds(self, g: _Group, run: _Run, i: int, o) -> tuple[int, int]:
+        """The frame ``[lo, hi]`` (global indices) of row ``i`` with order value ``o``."""
         s = g.spec
         if s.mode == "ROWS":
             hi = i - s.upper
@@ -191,7 +287,11 @@ class WindowOp(Operator):
                 start = o - s.lower
                 while lo <= i and lo < run.end and run.order(lo) < start:
                     lo += 1
-        lo = max(lo, run.lo)
+        return max(lo, run.lo), hi
+
+    def _frame(self, g: _Group, run: _Run, i: int, o):
+        lo, hi = self._bounds(g, run, i, o)
+        s = g.spec
         # advance the frame's ends, adding rows that enter and removing rows that leave
         while run.hi < hi:
             run.hi += 1
@@ -222,10 +322,13 @@ class WindowOp(Operator):
                 return len(vals)
             if not vals:
                 return None
+            total = vals[0]
+            for v in vals[1:]:
+                total = _plus(total, v)
             if fn == "SUM":
-                return _fit(sum(vals[1:], vals[0]), t)
+                return _fit(total, t)
             if fn == "AVG":
-                return _avg(sum(vals[1:], vals[0]), len(vals), t)
+                return _avg(total, len(vals), t)
             return {"MIN": min, "MAX": max}.get(fn, lambda v: v[0] if fn == "FIRST_VALUE" else v[-1])(vals)
         if fn == "COUNT":
             return a.n if call.agg.arg is None else a.nn

@@ -70,6 +70,9 @@ def is_shift(e) -> bool:
 
 
 def normalize(node: Node) -> Node:
+    """The plan both runtimes run. A WHERE or projection moved below a UNION ALL keeps where the
+    query placed it for calculator errors: it is marked ``defer_errors``, so that a row it fails
+    on still goes through the merge and fails when the merge releases it."""
     if isinstance(node, Union):
         ins = []
         for i in node.inputs_:
@@ -79,7 +82,7 @@ def normalize(node: Node) -> Node:
     if isinstance(node, (Filter, Project)):
         child = normalize(node.input)
         if isinstance(child, Union) and (isinstance(node, Filter) or is_shift(node.rowtime)):
-            return Union([normalize(_with_input(node, i)) for i in child.inputs_], node.fields)
+            return Union([normalize(_with_input(node, i, defer=True)) for i in child.inputs_], node.fields)
         return _with_input(node, child)
     for attr in ("input", "left", "right"):
         if hasattr(node, attr) and getattr(node, attr).is_stream:
@@ -87,10 +90,11 @@ def normalize(node: Node) -> Node:
     return node
 
 
-def _with_input(node, child):
+def _with_input(node, child, defer: bool = False):
+    defer = defer or node.defer_errors
     if isinstance(node, Filter):
-        return Filter(child, node.cond, node.fields)
-    return Project(child, node.exprs, node.fields, node.rowtime)
+        return Filter(child, node.cond, node.fields, defer_errors=defer)
+    return Project(child, node.exprs, node.fields, node.rowtime, rowtime_at=node.rowtime_at, defer_errors=defer)
 
 
 # --------------------------------------------------------------------------- stages

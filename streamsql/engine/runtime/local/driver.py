@@ -55,7 +55,7 @@ class LocalRuntime(Runtime):
         self._pending: dict[str, list] = {}    # released batches waiting for the commit
 
     def start(self, q, resume: bool = False) -> None:
-        lq = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
+        lq = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks, q.name)
         q.handle = lq
         self.running[q.name] = (q, lq)
         if resume:
