@@ -21,7 +21,7 @@ import pyarrow as pa
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import EventError, LateRowError, SqlError, StreamSqlError
-from .expr import compile_expr
+from .expr import CalcError, compile_expr
 from .log import EventLog, atomic_write, entry_schema
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
@@ -238,15 +238,15 @@ class Workbench:
         if stmt.target in c.tables:
             t = c.tables[stmt.target]
             rows = []
-            for vals in stmt.rows:
-                by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+            for i, vals in enumerate(stmt.rows):
+                by = _row_values(stmt, i, vals)
                 rows.append(tuple(by.get(f.name) for f in t.fields))
             c.insert_table_rows(stmt.target, rows)
             self._commit_catalog()
             return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
         events = []
-        for vals in stmt.rows:
-            by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+        for i, vals in enumerate(stmt.rows):
+            by = _row_values(stmt, i, vals)
             rt = by.pop("ROWTIME", None)
             events.append(Event(stmt.target, "row", rt if rt is not None else now_ms(), by))
         outcomes = self.inject(events)
@@ -516,6 +516,16 @@ class Workbench:
     @property
     def last_seq(self) -> int:
         return self.catalog.next_seq - 1
+
+
+def _row_values(stmt: InsertValues, i: int, vals) -> dict:
+    """Row ``i`` of an INSERT's VALUES by column; a calculator error in it is the statement's."""
+    try:
+        return {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+    except CalcError as err:
+        p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
+        msg = err.describe()
+        raise SqlError(msg[:1].upper() + msg[1:], *((p.line, p.col) if p else ())) from None
 
 
 def _pos(stmt: Statement) -> tuple:
