@@ -24,7 +24,7 @@ from ..functions.errors import operand_name, show_value
 from ..functions.spec import fit, out_of_range
 from ..plan import AggCall, Aggregate
 from ..types import SqlType
-from .base import INF, Candidate, Operator, calc_error, encode_key
+from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 
 _CTX = decimal.Context(prec=80)
 from .timekey import TimeKey, resolve_time_expr, try_time_key
@@ -194,7 +194,7 @@ def _avg(s, n: int, t: SqlType):
 
 # --------------------------------------------------------------------------- the operator
 
-class AggregateOp(Operator):
+class AggregateOp(Refusing, Operator):
     """GROUP BY over one input. State: open groups ``{(period end, key values): partials}``."""
 
     n_inputs = 1
@@ -225,7 +225,6 @@ class AggregateOp(Operator):
         self.open_stamps: dict[tuple, int] = {}  # (end, keys) -> stamp (only with AS ROWTIME)
         self.seen: dict[tuple, int] = {}         # DISTINCT: keys -> period end
         self.min_end = INF
-        self.errors: list = []                   # rows refused since take_errors
 
     def _compile(self):
         node = self.node
@@ -258,7 +257,7 @@ class AggregateOp(Operator):
                 return self._distinct(rowtime, row, arrival)
             self._add_row(rowtime, row, arrival)
         except CalcError as err:
-            self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+            self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
         return []
 
     def _add_row(self, rowtime, row, arrival) -> None:
@@ -277,10 +276,6 @@ class AggregateOp(Operator):
                 self.open_stamps[k] = self._stamp(end, keys, states)
             self.min_end = min(self.min_end, end)
         self.groups[k] = states
-
-    def take_errors(self) -> list:
-        out, self.errors = getattr(self, "errors", []), []
-        return out
 
     def add_partial(self, end: int, keys: tuple, states: list) -> None:
         k = (end, keys)

@@ -78,6 +78,27 @@ def calc_error(err: CalcError, step: int, rowtime: int, fields, row, channel: in
                          level="ERROR", sqlstate=err.kind.sqlstate, channel=channel)
 
 
+#: refused rows an operator keeps until its host takes them (older ones are dropped)
+MAX_PENDING_ERRORS = 1000
+
+
+class Refusing:
+    """An operator that refuses rows (calculator errors): it keeps their records until the host
+    takes them after each event (``take_errors``)."""
+
+    def refuse(self, record: OperatorError) -> list:
+        errors = self.__dict__.setdefault("errors", [])
+        errors.append(record)
+        if len(errors) > MAX_PENDING_ERRORS:
+            del errors[0]
+        return []
+
+    def take_errors(self) -> list:
+        out = self.__dict__.get("errors") or []
+        self.errors = []
+        return out
+
+
 class Rejected(tuple):
     """A row that failed in a WHERE or projection moved below a UNION ALL (``defer_errors``):
     it goes through the merge like a row and becomes its ``error`` where the merge releases it."""

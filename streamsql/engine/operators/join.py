@@ -21,24 +21,16 @@ from ..errors import SqlError
 from ..expr import compile_expr
 from ..functions import CalcError
 from ..plan import Join, JoinWindow
-from .base import INF, Candidate, Operator, calc_error, encode_ints
+from .base import INF, Candidate, Operator, Refusing, calc_error, encode_ints
 
 
-class _Refusing:
-    """Rows refused for calculator errors, for the error stream (``take_errors``)."""
+class _Refusing(Refusing):
+    """Rows refused for calculator errors, with the fields of the side they came on."""
 
     def _refuse(self, err: CalcError, seq: int, rowtime: int, ch: int, row: tuple) -> list:
         node = self.node
-        fields = node.left.fields if (ch == 0 if getattr(self, "side", None) is None else self.side == 0) \
-            else node.right.fields
-        if not hasattr(self, "errors"):
-            self.errors = []
-        self.errors.append(calc_error(err, seq, rowtime, fields, row, ch))
-        return []
-
-    def take_errors(self) -> list:
-        out, self.errors = getattr(self, "errors", []), []
-        return out
+        left = ch == 0 if getattr(self, "side", None) is None else self.side == 0
+        return self.refuse(calc_error(err, seq, rowtime, node.left.fields if left else node.right.fields, row, ch))
 
 
 class _Kept:

@@ -37,7 +37,8 @@ from ..expr import compile_expr
 from ..functions import CalcError
 from ..plan import Sort, SortKey
 from ..types import dumps_row, to_json_value
-from .base import INF, Candidate, Operator, OperatorError, calc_error, encode_ints, encode_value
+from .base import (INF, MAX_PENDING_ERRORS, Candidate, Operator, OperatorError, Refusing, calc_error, encode_ints,
+                   encode_value)
 from .timekey import try_time_key
 
 
@@ -58,7 +59,7 @@ def encode_sort_value(v, k: SortKey) -> bytes:
 
 # --------------------------------------------------------------------------- ORDER BY
 
-class SortOp(Operator):
+class SortOp(Refusing, Operator):
     """Streaming ORDER BY. State: buffered rows per leading-key period, ``[(rowtime, sort key,
     row)]``; groups are keyed by their period's end (or by the encoded leading value when the
     periods are unknown)."""
@@ -92,9 +93,7 @@ class SortOp(Operator):
             key = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
             lead = None if self.time_key is not None else self.lead_fn(row, rts)
         except CalcError as err:
-            self.errors = getattr(self, "errors", [])
-            self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
-            return []
+            return self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
         out: list[Candidate] = []
         if self.time_key is not None:
             gid = self.time_key.period_end(rowtime)
@@ -134,9 +133,6 @@ class SortOp(Operator):
     def wakeups(self):
         return (self.min_end if self.time_key is not None else INF,)
 
-    def take_errors(self) -> list:
-        out, self.errors = getattr(self, "errors", []), []
-        return out
 
     # ------------------------------------------------------------------ bound
 
@@ -169,10 +165,6 @@ class SortOp(Operator):
 
 
 # --------------------------------------------------------------------------- T-sort
-
-#: Undrained side-channel errors kept by a T-sort (older ones are counted, not kept).
-MAX_PENDING_ERRORS = 1000
-
 
 class TSortOp(Operator):
     """``ORDER BY ts WITHIN n``: reorders rows by ``ts`` within ``n`` of the highest ``ts`` seen."""
@@ -225,6 +217,8 @@ class TSortOp(Operator):
 
     def _refuse(self, err: CalcError, seq: int, rowtime: int, row: tuple, ch: int) -> list:
         self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+        if len(self.errors) > MAX_PENDING_ERRORS:
+            del self.errors[0]
         return []
 
     def _late(self, seq: int, ts: int, row: tuple) -> None:

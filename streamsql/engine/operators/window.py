@@ -27,7 +27,7 @@ from ..functions.errors import operand_name, show_value
 from ..plan import Window, WindowSpec
 from ..functions.spec import out_of_range
 from .aggregate import Acc, _avg, _fit
-from .base import INF, Candidate, Operator, calc_error
+from .base import INF, Candidate, Operator, Refusing, calc_error
 from .timekey import TimeKey, try_time_key
 
 _CTX = decimal.Context(prec=80)
@@ -35,6 +35,23 @@ _CTX = decimal.Context(prec=80)
 
 def _plus(a, b):
     return _CTX.add(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a + b
+
+
+def _sum_limit(agg):
+    """A magnitude below which the SUM or AVG ``agg`` of a frame cannot leave its type (0: check
+    every frame; None: it never can, as the mean of integers)."""
+    if agg.fn not in ("SUM", "AVG") or agg.arg is None:
+        return None
+    t, arg = agg.type, agg.arg.type
+    if agg.fn == "AVG" and arg.is_integer:
+        return None
+    if t.is_approx:
+        return 1e300
+    if t.is_integer:
+        return 1 << 63
+    if t.name == "DECIMAL" and agg.fn == "SUM":
+        return decimal.Decimal(10) ** (t.precision - t.scale)
+    return 0
 
 
 def _minus(a, b):
@@ -69,12 +86,13 @@ class _Run:
 class _SlidingAcc:
     """Aggregates over a run whose ends only advance."""
 
-    __slots__ = ("n", "nn", "sum", "minq", "maxq", "firstq", "last")
+    __slots__ = ("n", "nn", "sum", "mag", "minq", "maxq", "firstq", "last")
 
     def __init__(self):
         self.n = 0          # rows in frame
         self.nn = 0         # non-null values in frame
         self.sum = None
+        self.mag = 0        # sum of the values' magnitudes: while small, the sum cannot overflow
         self.minq: deque = deque()   # (index, value), values increasing
         self.maxq: deque = deque()   # (index, value), values decreasing
         self.firstq: deque = deque()  # (index, value) of non-null values
@@ -87,6 +105,7 @@ class _SlidingAcc:
         self.nn += 1
         if "sum" in need:
             self.sum = v if self.sum is None else _plus(self.sum, v)
+            self.mag = _plus(self.mag, abs(v))
         if "min" in need:
             while self.minq and self.minq[-1][1] > v:
                 self.minq.pop()
@@ -106,6 +125,7 @@ class _SlidingAcc:
         self.nn -= 1
         if "sum" in need:
             self.sum = None if self.nn == 0 else _minus(self.sum, v)
+            self.mag = 0 if self.nn == 0 else _minus(self.mag, abs(v))
         if self.minq and self.minq[0][0] == g:
             self.minq.popleft()
         if self.maxq and self.maxq[0][0] == g:
@@ -145,7 +165,7 @@ class _Group:
         return lim + 1 if self.order_key is None else self.order_key.period_end(lim)
 
 
-class WindowOp(Operator):
+class WindowOp(Refusing, Operator):
     n_inputs = 1
     _transient = ("part_fns", "arg_fns")
 
@@ -167,7 +187,7 @@ class WindowOp(Operator):
             self.needs.append(n)
         self.next_wake = INF
         self.serial = 0
-        self.errors: list = []
+        self.limits = [_sum_limit(c.agg) for c in node.calls]
         self._compile()
 
     def _compile(self):
@@ -180,12 +200,7 @@ class WindowOp(Operator):
         try:
             return self._on_row(rowtime, row, arrival)
         except CalcError as err:
-            self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
-            return []
-
-    def take_errors(self) -> list:
-        out, self.errors = getattr(self, "errors", []), []
-        return out
+            return self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
 
     def _on_row(self, rowtime, row, arrival):
         rts = (rowtime,)
@@ -231,8 +246,20 @@ class WindowOp(Operator):
         are taken exactly as :meth:`_frame` will, so floats round the same way)."""
         call = self.node.calls[c]
         fn, t = call.agg.fn, call.agg.type
-        if fn not in ("SUM", "AVG"):
+        limit = self.limits[c] if hasattr(self, "limits") else 0
+        if fn not in ("SUM", "AVG") or limit is None:
             return
+        if not call.agg.distinct and limit:
+            # the quick answer: the frame's magnitudes stay well inside the type
+            a = run.acc[k]
+            m, h = getattr(a, "mag", None), run.hi
+            if m is not None:
+                while h < hi:
+                    h += 1
+                    if h >= run.lo and (v := run.row(h)[k]) is not None:
+                        m = _plus(m, abs(v))
+                if m < limit:
+                    return
         if call.agg.distinct:
             vals = list(dict.fromkeys(v for g in range(max(lo, run.base), hi + 1)
                                       if (v := run.row(g)[k]) is not None))

@@ -7,6 +7,10 @@ the chain that follows the merge. A branch keeps the stamp its merge orders by (
 rowtime the operator sees (``ort``), so a projection that changes ROWTIME after a merge still
 releases rows by the merge's own stamps. Rows go to one key bucket; timelines and upstream
 reports go to every bucket.
+
+A branch's WHERE and projections also compute a flag (``sqlgen``): TRUE where the row raises a
+calculator error (SEMANTICS.md 1), which the Python evaluator would raise in the same place (a
+filter that drops the row first means no error). Such a row produces no output.
 """
 from __future__ import annotations
 
@@ -58,6 +62,8 @@ class SparkQuery:
         self.spark = spark
         self.q = q
         self.folder = folder
+        #: render calculator-error checks (False only for the benchmark's unchecked baseline)
+        self.checked = getattr(wb, "check_calc_errors", True)
         plan: Query = q.plan
         buckets = max(1, wb.buckets)
         stages = build_stages(normalize(_copy(plan.root)))
@@ -151,27 +157,37 @@ class SparkQuery:
         def struct(fixed: dict, values: dict) -> str:
             return "named_struct(" + ", ".join(f"'{k}', {v}" for k, v in pairs(fixed, values)) + ")"
 
+        checked = self.checked
+
         def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
-            """(condition, struct) of one leaf: its chain and the post-merge chain inlined."""
-            conds = []
+            """(condition, struct) of one leaf: its chain and the post-merge chain inlined. The
+            condition leaves out rows a filter drops and rows that raise a calculator error."""
+            conds: list[str] = []
+            flags: list[str] = []
             cur, cur_rt = cols, rt
-            for node in lf.chain:
-                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
+
+            def step(node, cur, cur_rt):
+                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})", checked)
                 if isinstance(node, Filter):
+                    _flag(flags, conds, r.flag(node.cond))
                     conds.append(r(node.cond))
-                else:
-                    cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
-                    cur = [r(e) for e in node.exprs]
+                    return cur, cur_rt
+                items = list(node.exprs)
+                if node.rowtime is not None:
+                    items.insert(node.rowtime_at, node.rowtime)
+                for e in items:
+                    _flag(flags, conds, r.flag(e))
+                return [r(e) for e in node.exprs], (r(node.rowtime) if node.rowtime is not None else cur_rt)
+
+            for node in lf.chain:
+                cur, cur_rt = step(node, cur, cur_rt)
             merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, value_types[i])]
             T_ = cur_rt
             cur, cur_rt = merged, T_
             for node in st.inputs[i].post:
-                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
-                if isinstance(node, Filter):
-                    conds.append(r(node.cond))
-                else:
-                    cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
-                    cur = [r(e) for e in node.exprs]
+                cur, cur_rt = step(node, cur, cur_rt)
+            if flags:
+                conds.append("NOT (" + " OR ".join(flags) + ")")
             fixed = {"ev": "CAST(0 AS TINYINT)", "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
                      "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
                      "blob": "CAST(NULL AS BINARY)", "up": "-1"}
@@ -290,6 +306,15 @@ class SparkQuery:
                    .queryName(f"streamsql_{self.q.name}_{id(self)}")
                    .start())
         return self.sq
+
+
+def _flag(flags: list[str], conds: list[str], flag: str) -> None:
+    """Add ``flag`` (an expression's error flag) to ``flags``, counting only where the filters
+    before it kept the row (a row a WHERE drops raises nothing after it)."""
+    if flag == "FALSE":
+        return
+    guard = " AND ".join(f"(({c}) <=> TRUE)" for c in conds)
+    flags.append(f"({guard} AND {flag})" if guard else flag)
 
 
 def _hash_type(node, inp: int, e: Expr) -> str:
