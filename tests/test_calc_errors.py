@@ -318,3 +318,33 @@ def test_insert_values_with_a_calculator_error_is_a_statement_error(wb_local):
     with pytest.raises(SqlError) as e:
         wb_local.execute("INSERT INTO S (ROWTIME, a) VALUES (TIMESTAMP '2006-10-10 10:00:00', 1 / 0)")
     assert e.value.message.startswith("Division by zero in \"1 / 0\"") and e.value.line == 1
+
+
+# --------------------------------------------------------------------------- views
+
+def test_live_view_and_timeline_mark_the_refused_row(wb_local):
+    from streamsql.widgets.live import QueryView
+    from streamsql.widgets.timeline import timeline_chart, timeline_records
+    wb_local.execute(DDL)
+    q = wb_local.query("SELECT STREAM ROWTIME, a / b AS q FROM S", name="ratio")
+    wb_local.inject([S("10:00", a=7, b=0), S("10:01", a=8, b=2)])
+    v = QueryView(q)
+    text = v.text()
+    msg = 'Query ratio: division by zero in "a / b" with a = 7, b = 0 (SQLSTATE 22012)'
+    assert f"x DIVISION_BY_ZERO: {msg}" in text
+    html = v.table.value
+    assert 'class="calc-error"' in html and "title=\"Query ratio: division by zero in &quot;a / b&quot;" in html
+    lanes, recs = timeline_records(q)
+    (mark,) = [r for r in recs if r["what"] == "calc error"]
+    assert mark["lane"] == "S" and mark["time"] == "2006-10-10 10:00:00" and mark["step"] == q.start_seq + 1
+    assert mark["detail"] == f"DIVISION_BY_ZERO: {msg}"
+    spec = timeline_chart(q).to_dict()
+    assert "calc error" in str(spec["layer"][0]["encoding"]["color"]["scale"]["domain"])
+
+
+def test_a_timeline_without_errors_keeps_its_legend(wb_local):
+    from streamsql.widgets.timeline import timeline_chart
+    wb_local.execute(DDL)
+    q = wb_local.query("SELECT STREAM ROWTIME, a FROM S", name="plain")
+    wb_local.inject([S("10:00")])
+    assert "calc error" not in str(timeline_chart(q).to_dict())

@@ -1,7 +1,8 @@
 """The timeline of a query: one lane per input stream, per stateful operator and for the output,
 time across. Rows by rowtime, each stream's clock, the bounds it received (eclipsed ones grey),
 late rows, rows a stream holds back for a slower producer, open windows (join windows, aggregation periods, OVER frames) as intervals, released
-and held output rows, and for each held row the clock it waits for.
+and held output rows, and for each held row the clock it waits for; rows refused for a calculator
+error are marked like late rows, on their stream's lane, with the message in the tooltip.
 
 :func:`timeline_records` is the data (plain dicts, also what tests check); :func:`timeline_chart`
 draws it with Altair; :class:`Timeline` keeps the drawing current as the query runs."""
@@ -35,6 +36,7 @@ KINDS = [
     ("held row", "#ff7f0e"),
     ("waits for", "#e377c2"),
     ("output bound", "#8c564b"),
+    ("calc error", "#7f0000"),         # in the legend only when a chart has one
 ]
 
 _WAITS = re.compile(r"(\S+) clock (?:must reach|passes) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
@@ -211,17 +213,22 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
                                           for f, v in zip(snap.fields, row.values))))
     if _real(snap.output_bound):
         recs.append(_rec("output bound", "output", snap.output_bound, detail="output bound"))
+    for e in [e for e in snap.errors if e.is_calc][-last:]:
+        recs.append(_rec("calc error", e.stream if e.stream in lanes else "output", e.data_rowtime, step=e.step,
+                         detail=f"{e.name}: {e.message}"))
     return lanes, [r for r in recs if _real(r["t"]) and _real(r["t2"])]
 
 
 def timeline_chart(q, width: int = 640) -> alt.LayerChart:
     """The timeline as an Altair layer chart over one inline data set (``spec["data"]["values"]``)."""
     lanes, recs = timeline_records(q)
-    whats = [k for k, _c in KINDS]
+    errors = any(r["what"] == "calc error" for r in recs)
+    kinds = [(k, c) for k, c in KINDS if k != "calc error" or errors]
+    whats = [k for k, _c in kinds]
     x = alt.X("t:T", scale=alt.Scale(type="utc", padding=24, nice=False),
               axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC)"))
     y = alt.Y("lane:N", scale=alt.Scale(domain=lanes), sort=lanes, title=None)
-    color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in KINDS]),
+    color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in kinds]),
                       legend=alt.Legend(title=None, orient="bottom", columns=5))
     tooltip = [alt.Tooltip("what:N"), alt.Tooltip("lane:N"), alt.Tooltip("time:N"), alt.Tooltip("step:Q"),
                alt.Tooltip("detail:N")]
@@ -234,7 +241,8 @@ def timeline_chart(q, width: int = 640) -> alt.LayerChart:
     layers = [
         only("open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
         only("row", "released row").mark_circle(size=70, opacity=1),
-        only("late row").mark_point(shape="cross", size=110, filled=True),
+        only(*(["late row", "calc error"] if errors else ["late row"])).mark_point(shape="cross", size=110,
+                                                                                  filled=True),
         only("pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
         only("bound", "output bound").mark_tick(thickness=3, size=24),
         only("eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
