@@ -270,7 +270,7 @@ def test_the_log_samples_powers_of_ten(tmp_path, caplog):
         with caplog.at_level(logging.WARNING, logger="streamsql"):
             wb.inject([S(f"10:{i:02d}", b=0) for i in range(12)])
         logged = [r.getMessage() for r in caplog.records if "division by zero" in r.getMessage()]
-        assert len(logged) == 2 and "error stream row 1)" in logged[0] and "error stream row 10)" in logged[1]
+        assert len(logged) == 2 and "calculator error #1 (step" in logged[0] and "#10 (step" in logged[1]
     finally:
         wb.close()
 

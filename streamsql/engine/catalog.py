@@ -24,6 +24,7 @@ from .plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
 from .types import SqlType, coerce, dumps_row, to_json_value
 
 log = logging.getLogger("streamsql.late")
+calc_log = logging.getLogger("streamsql.calc")   # calculator errors: the 1st, 10th, ... per query
 
 ERROR_STREAM = "ERRORS"
 DEFAULT_PRODUCER = "default"
@@ -441,12 +442,16 @@ class Catalog:
         est.bound = t
         est.rows_in += 1
         out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, err.error_values(stream, t, producer)))
-        if _is_power_of_ten(est.rows_in):
-            if err.is_calc:     # the message names the query, the expression and its operands
-                log.warning("step %d (error stream row %d): %s", seq, est.rows_in, err.message)
-            else:
-                log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
-                            err.message)
+        if err.is_calc:
+            # the 1st, 10th, 100th ... calculator error of each query; the message names the query,
+            # the expression and its operands
+            counts = self.__dict__.setdefault("_calc_errors", {})
+            n = counts[producer] = counts.get(producer, 0) + 1
+            if _is_power_of_ten(n):
+                calc_log.warning("calculator error #%d (step %d): %s", n, seq, err.message)
+        elif _is_power_of_ten(est.rows_in):
+            log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
+                        err.message)
 
     def report_pump_error(self, seq: int, target: str, pump: str, message: str, rowtime: int, values: dict,
                           out: dict) -> None:

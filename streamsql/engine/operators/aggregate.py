@@ -27,6 +27,9 @@ from ..types import SqlType
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 
 _CTX = decimal.Context(prec=80)
+_BIG_LO, _BIG_HI = -(1 << 63), (1 << 63) - 1
+_INF = float("inf")
+_INFS = (_INF, -_INF)
 from .timekey import TimeKey, resolve_time_expr, try_time_key
 
 
@@ -42,6 +45,11 @@ class Acc:
         self.distinct = call.distinct
         self.type = call.type
         self.summing = call.fn in ("SUM", "AVG")
+        # how a SUM/AVG adds a value (the common cases inline in ``add``)
+        t, arg = call.type, (call.arg.type if call.arg is not None else None)
+        self.kind = ("int" if call.fn == "SUM" and t.is_integer else
+                     "mean" if call.fn == "AVG" and arg is not None and arg.is_integer else
+                     "float" if t.is_approx else "exact")
 
     @property
     def text(self) -> str:
@@ -102,12 +110,26 @@ class Acc:
         if fn == "SUM":
             if st is None:
                 return v
+            kind = getattr(self, "kind", "exact")
+            if kind == "int":                   # a BIGINT total
+                r = st + v
+                if _BIG_LO <= r <= _BIG_HI:
+                    return r
+                raise self._overflow(st, v)
+            if kind == "float":
+                r = st + v
+                if (r == _INF or r == -_INF) and not (st in _INFS or v in _INFS):
+                    raise self._overflow(st, v)
+                return r
             total = self._total(st, v)
             self._check(total, 1, st, v)
             return total
         if fn == "AVG":
             if st[0] is None:
                 return [v, 1]
+            kind = getattr(self, "kind", "exact")
+            if kind == "mean":                  # exact integers: the mean always fits
+                return [st[0] + v, st[1] + 1]
             total = self._total(st[0], v)
             self._check(total, st[1] + 1, st[0], v)
             return [total, st[1] + 1]

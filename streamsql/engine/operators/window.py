@@ -37,23 +37,6 @@ def _plus(a, b):
     return _CTX.add(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a + b
 
 
-def _sum_limit(agg):
-    """A magnitude below which the SUM or AVG ``agg`` of a frame cannot leave its type (0: check
-    every frame; None: it never can, as the mean of integers)."""
-    if agg.fn not in ("SUM", "AVG") or agg.arg is None:
-        return None
-    t, arg = agg.type, agg.arg.type
-    if agg.fn == "AVG" and arg.is_integer:
-        return None
-    if t.is_approx:
-        return 1e300
-    if t.is_integer:
-        return 1 << 63
-    if t.name == "DECIMAL" and agg.fn == "SUM":
-        return decimal.Decimal(10) ** (t.precision - t.scale)
-    return 0
-
-
 def _minus(a, b):
     return _CTX.subtract(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a - b
 
@@ -86,13 +69,12 @@ class _Run:
 class _SlidingAcc:
     """Aggregates over a run whose ends only advance."""
 
-    __slots__ = ("n", "nn", "sum", "mag", "minq", "maxq", "firstq", "last")
+    __slots__ = ("n", "nn", "sum", "minq", "maxq", "firstq", "last")
 
     def __init__(self):
         self.n = 0          # rows in frame
         self.nn = 0         # non-null values in frame
         self.sum = None
-        self.mag = 0        # sum of the values' magnitudes: while small, the sum cannot overflow
         self.minq: deque = deque()   # (index, value), values increasing
         self.maxq: deque = deque()   # (index, value), values decreasing
         self.firstq: deque = deque()  # (index, value) of non-null values
@@ -105,7 +87,6 @@ class _SlidingAcc:
         self.nn += 1
         if "sum" in need:
             self.sum = v if self.sum is None else _plus(self.sum, v)
-            self.mag = _plus(self.mag, abs(v))
         if "min" in need:
             while self.minq and self.minq[-1][1] > v:
                 self.minq.pop()
@@ -125,7 +106,6 @@ class _SlidingAcc:
         self.nn -= 1
         if "sum" in need:
             self.sum = None if self.nn == 0 else _minus(self.sum, v)
-            self.mag = 0 if self.nn == 0 else _minus(self.mag, abs(v))
         if self.minq and self.minq[0][0] == g:
             self.minq.popleft()
         if self.maxq and self.maxq[0][0] == g:
@@ -187,7 +167,9 @@ class WindowOp(Refusing, Operator):
             self.needs.append(n)
         self.next_wake = INF
         self.serial = 0
-        self.limits = [_sum_limit(c.agg) for c in node.calls]
+        # SUM/AVG calls whose frame sums are worked out (and checked) before a row is taken
+        self.checked = [c.agg.fn in ("SUM", "AVG") and c.agg.arg is not None and not c.agg.distinct
+                        and not (c.agg.fn == "AVG" and c.agg.arg.type.is_integer) for c in node.calls]
         self._compile()
 
     def _compile(self):
@@ -209,6 +191,7 @@ class WindowOp(Refusing, Operator):
         argv = [None if f is None else f(row, rts) for f in self.arg_fns]
         # every frame with the row in it, its sums checked before anything is kept
         placed = []
+        checked = getattr(self, "checked", None) or [False] * len(self.node.calls)
         try:
             for gi, g in enumerate(self.groups):
                 run = g.runs.get(parts[gi])
@@ -218,48 +201,34 @@ class WindowOp(Refusing, Operator):
                 o = g.order_of(rowtime)
                 run.o.append(o)
                 run.vals.append(tuple(argv[c] for c in g.calls))
-                placed.append((g, parts[gi], run, new, o))
                 lo, hi = self._bounds(g, run, run.end - 1, o)
-                for k, c in enumerate(g.calls):
-                    self._check_frame(c, run, k, lo, hi)
+                entry = [g, parts[gi], run, new, lo, hi, {}]
+                placed.append(entry)
+                entry[6] = {k: self._frame_sum(c, run, k, lo, hi) for k, c in enumerate(g.calls)
+                            if checked[c] or self.node.calls[c].agg.distinct}
         except CalcError:
-            for _g, _part, run, _new, _o in placed:
+            for _g, _part, run, *_rest in placed:
                 run.o.pop()
                 run.vals.pop()
             raise
         results = [None] * len(self.node.calls)
-        for g, part, run, new, o in placed:
+        for g, part, run, new, lo, hi, sums in placed:
             if new:
                 self.serial += 1
                 run.serial = self.serial
                 g.runs[part] = run
                 self._schedule(g, part, run, rowtime)
-            i = run.end - 1
-            self._frame(g, run, i, o)
+            self._frame(g, run, lo, hi, {k: v for k, v in sums.items() if checked[g.calls[k]]})
             for k, c in enumerate(g.calls):
                 results[c] = self._value(c, run, k)
             self._trim(g, run)
         return [Candidate(rowtime, arrival, tuple(row) + tuple(results))]
 
-    def _check_frame(self, c: int, run: _Run, k: int, lo: int, hi: int) -> None:
-        """Raise if SUM/AVG call ``c`` cannot be computed over the frame ``[lo, hi]`` (the sums
-        are taken exactly as :meth:`_frame` will, so floats round the same way)."""
+    def _frame_sum(self, c: int, run: _Run, k: int, lo: int, hi: int):
+        """The sum SUM/AVG call ``c`` will have over the frame ``[lo, hi]``, taken exactly as
+        :meth:`_frame` would (so floats round the same way); raises where it cannot be computed."""
         call = self.node.calls[c]
         fn, t = call.agg.fn, call.agg.type
-        limit = self.limits[c] if hasattr(self, "limits") else 0
-        if fn not in ("SUM", "AVG") or limit is None:
-            return
-        if not call.agg.distinct and limit:
-            # the quick answer: the frame's magnitudes stay well inside the type
-            a = run.acc[k]
-            m, h = getattr(a, "mag", None), run.hi
-            if m is not None:
-                while h < hi:
-                    h += 1
-                    if h >= run.lo and (v := run.row(h)[k]) is not None:
-                        m = _plus(m, abs(v))
-                if m < limit:
-                    return
         if call.agg.distinct:
             vals = list(dict.fromkeys(v for g in range(max(lo, run.base), hi + 1)
                                       if (v := run.row(g)[k]) is not None))
@@ -281,8 +250,8 @@ class WindowOp(Refusing, Operator):
                     nn -= 1
                     s = None if nn == 0 else _minus(s, v)
                 low += 1
-        if nn == 0 or s is None:
-            return
+        if nn == 0 or s is None or fn not in ("SUM", "AVG"):
+            return s
         bad = isinstance(s, float) and math.isinf(s)
         if not bad:
             try:
@@ -297,6 +266,7 @@ class WindowOp(Refusing, Operator):
             err.operand_text = (f"{operand_name(call.agg.arg) or 'the value'} = {show_value(v, arg_t)}, "
                                 f"the frame's sum would be {show_value(s, t)}")
             raise err
+        return s
 
     def _bounds(self, g: _Group, run: _Run, i: int, o) -> tuple[int, int]:
         """The frame ``[lo, hi]`` (global indices) of row ``i`` with order value ``o``."""
@@ -316,9 +286,11 @@ class WindowOp(Refusing, Operator):
                     lo += 1
         return max(lo, run.lo), hi
 
-    def _frame(self, g: _Group, run: _Run, i: int, o):
-        lo, hi = self._bounds(g, run, i, o)
+    def _frame(self, g: _Group, run: _Run, lo: int, hi: int, sums: dict):
+        """Move the frame to ``[lo, hi]``; the SUM/AVG calls in ``sums`` (by position in the
+        group) take their already worked-out sums instead of adding and subtracting."""
         s = g.spec
+        needs = [self.needs[c] - {"sum"} if k in sums else self.needs[c] for k, c in enumerate(g.calls)]
         # advance the frame's ends, adding rows that enter and removing rows that leave
         while run.hi < hi:
             run.hi += 1
@@ -326,7 +298,7 @@ class WindowOp(Refusing, Operator):
                 vals = run.row(run.hi)
                 for k, c in enumerate(g.calls):
                     a = run.acc[k]
-                    a.add(run.hi, vals[k], self.needs[c])
+                    a.add(run.hi, vals[k], needs[k])
                     if s.lower is None:  # the frame never loses rows: only the best one matters
                         for q in (a.minq, a.maxq, a.firstq):
                             while len(q) > 1:
@@ -335,8 +307,10 @@ class WindowOp(Refusing, Operator):
             if run.lo <= run.hi:
                 vals = run.row(run.lo)
                 for k, c in enumerate(g.calls):
-                    run.acc[k].remove(run.lo, vals[k], self.needs[c])
+                    run.acc[k].remove(run.lo, vals[k], needs[k])
             run.lo += 1
+        for k, total in sums.items():
+            run.acc[k].sum = total
 
     def _value(self, c: int, run: _Run, k: int):
         call = self.node.calls[c]
