@@ -8,6 +8,7 @@ error-stream record (the row produces nothing, its bound still counts).
 from __future__ import annotations
 
 from ..expr import apply_rowtime_map, compile_expr
+from ..functions import CalcError
 from ..plan import Filter, Project
 
 
@@ -40,3 +41,18 @@ class RowFunction:
             return new, head + tuple(f(row, rts) for f in after)
         self.apply = apply
         self.map_bound = lambda t: apply_rowtime_map(rtexpr, t)
+
+
+def chain_failure(fns: list[RowFunction], rowtime: int, row: tuple):
+    """Apply a chain of row functions (innermost first) to one row: ``(position, CalcError, the
+    row and rowtime the failing one received)``, or None when the row passes or is filtered out.
+    The Spark runtime flags failing rows in SQL and asks this for their error."""
+    for k, fn in enumerate(fns):
+        try:
+            r = fn.apply(rowtime, row)
+        except CalcError as err:
+            return k, err, row, rowtime
+        if r is None:
+            return None
+        rowtime, row = r
+    return None

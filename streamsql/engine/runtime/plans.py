@@ -97,6 +97,25 @@ def _with_input(node, child, defer: bool = False):
     return Project(child, node.exprs, node.fields, node.rowtime, rowtime_at=node.rowtime_at, defer_errors=defer)
 
 
+def post_order(root: Node) -> dict[int, int]:
+    """``id(node) -> position`` of every node of a normalized plan, inputs first (a stream-table
+    join's table is not a node). Both runtimes list a step's operator errors in this order."""
+    out: dict[int, int] = {}
+
+    def walk(n: Node) -> None:
+        if isinstance(n, (Filter, Project)):
+            walk(n.input)
+        elif isinstance(n, Union):
+            for i in n.inputs_:
+                walk(i)
+        elif not isinstance(n, StreamScan):
+            for i in stream_inputs(n):
+                walk(i)
+        out[id(n)] = len(out)
+    walk(root)
+    return out
+
+
 # --------------------------------------------------------------------------- stages
 
 @dataclass

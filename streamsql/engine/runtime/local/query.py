@@ -25,7 +25,7 @@ from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..records import OutputRow, ReleasedBatch
 from ...operators.union import UnionOp
-from ..plans import make_operator, normalize, stream_inputs
+from ..plans import make_operator, normalize, post_order, stream_inputs
 
 Rows = list  # [(rowtime, arrival, row, stream it came from)]
 #: held rows listed per operator in each trace record (the earliest ones; the count is exact)
@@ -212,17 +212,19 @@ class _Host(_Node):
         return self.name
 
 
-def _build(node: Node, tables, clocks, nodes: list) -> _Node:
+def _build(node: Node, tables, clocks, nodes: list, order: dict) -> _Node:
     if isinstance(node, StreamScan):
         n = _Scan(node.stream, clocks.get(node.stream, T.NO_TIME))
     elif isinstance(node, (Filter, Project)):
-        n = _RowFn(node, _build(node.input, tables, clocks, nodes))
+        n = _RowFn(node, _build(node.input, tables, clocks, nodes, order))
     elif isinstance(node, Union):
-        n = _Host(UnionOp(len(node.inputs_)), [_build(i, tables, clocks, nodes) for i in node.inputs_], "union")
+        n = _Host(UnionOp(len(node.inputs_)), [_build(i, tables, clocks, nodes, order) for i in node.inputs_],
+                  "union")
     else:
         op = make_operator(node, tables)
-        n = _Host(op, [_build(i, tables, clocks, nodes) for i in stream_inputs(node)], type(node).__name__.lower())
-    n.index = len(nodes)
+        n = _Host(op, [_build(i, tables, clocks, nodes, order) for i in stream_inputs(node)],
+                  type(node).__name__.lower())
+    n.index = order[id(node)]
     nodes.append(n)
     return n
 
@@ -235,7 +237,9 @@ class LocalQuery:
         self.query = query
         self.name = name
         self._nodes: list[_Node] = []
-        self.root = _build(normalize(copy.deepcopy(query.root)), tables or {}, start_clocks or {}, self._nodes)
+        plan = normalize(copy.deepcopy(query.root))
+        self.root = _build(plan, tables or {}, start_clocks or {}, self._nodes, post_order(plan))
+        self._nodes.sort(key=lambda n: n.index)
         self.streams = set(query.streams)
         self._hosts = [n for n in self._nodes if isinstance(n, _Host)]
 
