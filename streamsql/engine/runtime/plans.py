@@ -97,6 +97,15 @@ def _with_input(node, child, defer: bool = False):
     return Project(child, node.exprs, node.fields, node.rowtime, rowtime_at=node.rowtime_at, defer_errors=defer)
 
 
+def origin_stream(node: Node) -> str:
+    """The named stream a node's rows come from, as error records name it: through row-by-row
+    nodes to the stream, past a merge or an operator to its first input's."""
+    while not isinstance(node, StreamScan):
+        node = node.input if isinstance(node, (Filter, Project)) else (
+            node.inputs_[0] if isinstance(node, Union) else stream_inputs(node)[0])
+    return node.stream
+
+
 def post_order(root: Node) -> dict[int, int]:
     """``id(node) -> position`` of every node of a normalized plan, inputs first (a stream-table
     join's table is not a node). Both runtimes list a step's operator errors in this order."""

@@ -10,7 +10,11 @@ reports go to every bucket.
 
 A branch's WHERE and projections also compute a flag (``sqlgen``): TRUE where the row raises a
 calculator error (SEMANTICS.md 1), which the Python evaluator would raise in the same place (a
-filter that drops the row first means no error). Such a row produces no output.
+filter that drops the row first means no error). Such a row produces no output: it becomes an
+operator-error row (``ev`` 4) whose ``blob`` is its *failure* (``failures.py``: the branch and the
+row it received), which Python turns into the error record. Only the flags of what comes before
+a branch's last WHERE are needed to keep a failing row from being filtered out; the others are
+computed once, in the projection, next to the values they share sub-expressions with.
 """
 from __future__ import annotations
 
@@ -22,8 +26,12 @@ from pathlib import Path
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
 from ...types import spark_type_ddl
-from ..plans import build_stages, make_operator, normalize, stream_inputs
+from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs
+from .failures import Branch, failure_sql
 from .frames import value_col
+
+#: the event kind of a row an operator (or a branch's expression) refused
+EV_ERROR = 4
 from .inputs import InputSpec, LeafSpec
 from . import precombine
 from .sink import Sink
@@ -66,7 +74,11 @@ class SparkQuery:
         self.checked = getattr(wb, "check_calc_errors", True)
         plan: Query = q.plan
         buckets = max(1, wb.buckets)
-        stages = build_stages(normalize(_copy(plan.root)))
+        root = normalize(_copy(plan.root))
+        self.order = post_order(root)
+        stages = build_stages(root)
+        #: the chains of WHERE/projections, numbered as failures name them
+        self.branches: list[Branch] = []
         cat = wb.catalog
         streams: list[str] = []
         for st in stages:
@@ -161,16 +173,21 @@ class SparkQuery:
 
         def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
             """(condition, struct) of one leaf: its chain and the post-merge chain inlined. The
-            condition leaves out rows a filter drops and rows that raise a calculator error."""
+            condition leaves out rows a filter drops; a row that raises a calculator error is
+            kept, as an operator-error row carrying its failure."""
             conds: list[str] = []
             flags: list[str] = []
+            before_last_filter = 0          # how many flags the condition needs
             cur, cur_rt = cols, rt
+            nodes = list(lf.chain) + list(st.inputs[i].post)
 
             def step(node, cur, cur_rt):
+                nonlocal before_last_filter
                 r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})", checked)
                 if isinstance(node, Filter):
                     _flag(flags, conds, r.flag(node.cond))
                     conds.append(r(node.cond))
+                    before_last_filter = len(flags)
                     return cur, cur_rt
                 items = list(node.exprs)
                 if node.rowtime is not None:
@@ -186,13 +203,22 @@ class SparkQuery:
             cur, cur_rt = merged, T_
             for node in st.inputs[i].post:
                 cur, cur_rt = step(node, cur, cur_rt)
+            cond = " AND ".join(f"({c})" for c in conds) or "TRUE"
+            ev, blob = "CAST(0 AS TINYINT)", "CAST(NULL AS BINARY)"
             if flags:
-                conds.append("NOT (" + " OR ".join(flags) + ")")
-            fixed = {"ev": "CAST(0 AS TINYINT)", "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
+                failed = "(" + " OR ".join(flags) + ")"
+                if before_last_filter:
+                    cond = f"({' OR '.join(flags[:before_last_filter])}) OR ({cond})"
+                origin = (cat.streams[lf.stream].fields if lf.stream is not None else self.nodes[lf.stage].fields)
+                stream = lf.stream if lf.stream is not None else origin_stream(self.nodes[lf.stage])
+                self.branches.append(Branch(nodes, list(origin), stream, [self.order[id(n)] for n in nodes]))
+                ev = f"CAST(CASE WHEN {failed} THEN {EV_ERROR} ELSE 0 END AS TINYINT)"
+                blob = f"CASE WHEN {failed} THEN {failure_sql(len(self.branches) - 1, origin, cols, rt)} END"
+            fixed = {"ev": ev, "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
                      "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
-                     "blob": "CAST(NULL AS BINARY)", "up": "-1"}
+                     "blob": blob, "up": "-1"}
             values = {value_col(i, m): f"CAST(({c}) AS {value_types[i][m]})" for m, c in enumerate(cur)}
-            return " AND ".join(f"({c})" for c in conds) or "TRUE", pairs(fixed, values)
+            return cond, pairs(fixed, values)
 
         meta_fixed = {"inp": "0", "leaf": "0", "seq": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
                       "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)", "ort": "CAST(0 AS BIGINT)"}
