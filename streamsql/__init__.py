@@ -14,7 +14,7 @@ from .engine.errors import EventError, LateRowError, SqlError, StreamSqlError
 from .engine.workbench import ContinuousQuery, Workbench
 
 __all__ = ["Workbench", "ContinuousQuery", "Event", "Outcome", "SqlError", "EventError", "LateRowError",
-           "StreamSqlError", "workbench"]
+           "StreamSqlError", "workbench", "exercise"]
 __version__ = "0.1.0"
 
 
@@ -23,6 +23,13 @@ def workbench(query=None, **kw):
     or of a scenario file with ``scenario=PATH``; see :func:`streamsql.widgets.workbench`."""
     from .widgets import workbench as _workbench   # ipywidgets and Altair load only when asked for
     return _workbench(query, **kw)
+
+
+def exercise(name, **kw):
+    """A saved scenario (``%streamsql save NAME``) as an exercise: its output hidden, the student
+    predicts the step of each output row, then checks; see :func:`streamsql.widgets.exercise`."""
+    from .widgets import exercise as _exercise
+    return _exercise(name, **kw)
 
 
 def load_ipython_extension(ipython):

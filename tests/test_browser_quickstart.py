@@ -101,8 +101,45 @@ def lab(tmp_path_factory):
         log.close()
 
 
-PROMPTS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+PROMPTS_JS = """() => [...document.querySelectorAll(
+                          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
                         .map(e => e.textContent.trim())"""
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+def _end_sessions(lab) -> None:
+    """Shut the notebooks' kernels (and their Spark) down, so the next test has the machine."""
+    auth = {"Authorization": f"token {lab['token']}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{lab['base']}/api/sessions", headers=auth), timeout=30) as r:
+        sessions = json.loads(r.read())
+    for sess in sessions:
+        req = urllib.request.Request(f"{lab['base']}/api/sessions/{sess['id']}", method="DELETE", headers=auth)
+        urllib.request.urlopen(req, timeout=60).close()
+
+
+def _open_and_run_all(page, lab, name: str, n_code: int, timeout: float = 420) -> None:
+    """Open notebook ``name`` in JupyterLab, run every cell and wait until all have run."""
+    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")     # no tabs of earlier tests
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
+    page.wait_for_timeout(2000)
+    select = page.locator(".jp-Dialog button", has_text="Select")
+    if select.count():          # the kernel chooser, in case the preference is not honoured
+        select.first.click()
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    deadline = time.time() + timeout
+    prompts: list[str] = []
+    while time.time() < deadline:
+        prompts = page.evaluate(PROMPTS_JS)
+        done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
+        if len(prompts) == n_code and len(done) == n_code:
+            break
+        page.wait_for_timeout(1000)
+    else:
+        page.screenshot(path=str(OUT / f"{Path(name).stem}-timeout.png"))
+        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
 
 
 def _rows(page) -> int:
@@ -116,7 +153,7 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?token={lab['token']}")
+            page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?reset&token={lab['token']}")
             page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
             page.wait_for_timeout(2000)
             select = page.locator(".jp-Dialog button", has_text="Select")
@@ -181,4 +218,134 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
             page.screenshot(path=str(OUT / "quickstart.png"))
         finally:
             browser.close()
+            _end_sessions(lab)
+    shutil.rmtree(lab["root"] / ".ipynb_checkpoints", ignore_errors=True)
+
+
+WORKBENCH_CELLS = [
+    "%load_ext streamsql",
+    "%%streamsql\nCREATE STREAM Orders (orderId INTEGER, ticker VARCHAR(10), price DOUBLE);\n"
+    "INSERT INTO Orders (ROWTIME, orderId, ticker, price) VALUES (TIMESTAMP '2006-10-10 10:00:00', 1, 'ORCL', 1.5)",
+    "%%streamsql --name orders -o orders --workbench\nSELECT STREAM ROWTIME, orderId, ticker, price FROM Orders",
+    "%streamsql queries",
+]
+
+
+def _shot(page, locator, name: str) -> None:
+    locator.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    locator.screenshot(path=str(OUT / name))
+
+
+def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab):
+    """Issue 18's browser acceptance: 3.7 in an INTEGER field and 1,5 in a DOUBLE field insert
+    nothing and say why inline; a blank ROWTIME on a 2006 stream is stamped at its clock; rerunning
+    the query cell leaves one query and no error; Stop stops it. Screenshots in test-output/."""
+    from playwright.sync_api import sync_playwright
+
+    name = "workbench_check.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in WORKBENCH_CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab["root"] / name)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            _open_and_run_all(page, lab, name, len(WORKBENCH_CELLS))
+            panel = page.locator(PANEL)
+            text = panel.locator(".jp-Notebook").inner_text()
+            assert "Traceback" not in text and "SQL error" not in text
+            view = panel.locator(".streamsql-workbench").first
+            rows = view.locator(".streamsql-query .streamsql-rows").first
+            assert rows.get_attribute("data-rows") == "0"
+            # the static snapshot stays hidden while the live view is on the page
+            assert panel.locator(".streamsql-static").count() >= 1
+            assert not panel.locator(".streamsql-static").first.is_visible()
+
+            injector = view.locator(".streamsql-injector").first
+            field = lambda label: injector.locator(".widget-text", has_text=label).locator("input").first
+            assert field("ORDERID").get_attribute("placeholder") == "INTEGER"
+            assert field("PRICE").get_attribute("placeholder") == "DOUBLE"
+            assert field("ROWTIME").get_attribute("placeholder") == "2006-10-10 10:00:00 (the clock)"
+            field("ORDERID").fill("3.7")
+            field("TICKER").fill("IBM")
+            field("PRICE").fill("1,5")
+            injector.locator("button", has_text="Insert row").click()
+            message = injector.locator(".streamsql-message")
+            message.wait_for(state="visible", timeout=60_000)
+            said = message.inner_text()
+            assert "column ORDERID (INTEGER): '3.7' is not a whole number" in said, said
+            assert "column PRICE (DOUBLE): '1,5' is not a number" in said, said
+            assert rows.get_attribute("data-rows") == "0"                   # nothing went in
+            assert "late 0" in injector.locator(".widget-html").first.inner_text()
+            _shot(page, view, "workbench-refused.png")
+
+            # a blank ROWTIME on a stream whose clock is in 2006: the row is stamped at that clock
+            field("ORDERID").fill("2")
+            field("PRICE").fill("1.5")
+            assert field("ROWTIME").input_value() == ""
+            injector.locator("button", has_text="Insert row").click()
+            deadline = time.time() + 120
+            while rows.get_attribute("data-rows") != "1" and time.time() < deadline:
+                page.wait_for_timeout(250)
+            assert rows.get_attribute("data-rows") == "1"
+            # step 2: the refused row took no step
+            assert "step 2: ORDERS row at 2006-10-10 10:00:00 inserted" in message.inner_text()
+            assert rows.locator("tbody tr").first.locator("td").all_inner_texts() == [
+                "2", "2006-10-10 10:00:00", "2", "IBM", "1.5"]
+            _shot(page, view, "workbench-inserted.png")
+
+            # rerun the query cell: it replaces its query (one line says so), no error
+            panel.locator(".jp-CodeCell").nth(2).locator(".jp-InputArea-editor").click()
+            page.keyboard.press("Control+Enter")
+            out = panel.locator(".jp-CodeCell").nth(2).locator(".jp-Cell-outputArea")
+            out.get_by_text("Query orders replaced: the one running before was stopped").wait_for(timeout=120_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+            assert "SQL error" not in out.inner_text() and "already running" not in out.inner_text()
+            panel.locator(".jp-CodeCell").nth(3).locator(".jp-InputArea-editor").click()
+            page.keyboard.press("Control+Enter")
+            page.wait_for_timeout(1000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+            listing = panel.locator(".jp-CodeCell").nth(3).locator(".streamsql-queries")
+            listing.wait_for(timeout=60_000)
+            assert listing.locator("tbody tr").count() == 1                 # one query: the new one
+            assert "running" in listing.inner_text()
+            _shot(page, panel.locator(".jp-CodeCell").nth(2), "workbench-rerun.png")
+
+            # Stop on the (new) live view
+            view = panel.locator(".jp-CodeCell").nth(2).locator(".streamsql-workbench").first
+            view.locator("button.streamsql-stop").click()
+            status = view.locator(".streamsql-query .streamsql-status").first
+            deadline = time.time() + 60
+            while "(stopped)" not in status.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(250)
+            assert "Query orders (stopped)" in status.inner_text()
+            assert view.locator("button.streamsql-stop").is_disabled()
+            _shot(page, view, "workbench-stopped.png")
+
+            # the (hidden) snapshot beside the live view followed the click
+            hidden = panel.locator(".jp-CodeCell").nth(2).locator(".streamsql-static").first
+            deadline = time.time() + 60
+            while "Query orders (stopped)" not in (hidden.text_content() or "") and time.time() < deadline:
+                page.wait_for_timeout(250)
+            assert "Query orders (stopped)" in hidden.text_content()
+
+            # saved, then opened again with a new kernel (the widgets' models are gone): the
+            # snapshots show the last state, and no "Error displaying widget" line
+            page.keyboard.press("Control+s")
+            page.wait_for_timeout(2000)
+            _end_sessions(lab)
+            page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")
+            page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=120_000)
+            static = page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator(".streamsql-static").first
+            static.wait_for(state="visible", timeout=120_000)
+            page.wait_for_timeout(3000)               # the widget manager gives up on the old models
+            assert "Query orders (stopped)" in static.inner_text()
+            assert static.locator("svg").count() == 1
+            errors = page.get_by_text("Error displaying widget")
+            assert all(not errors.nth(i).is_visible() for i in range(errors.count()))
+            _shot(page, page.locator(PANEL).locator(".jp-CodeCell").nth(2), "workbench-reopened.png")
+        finally:
+            browser.close()
+            _end_sessions(lab)
     shutil.rmtree(lab["root"] / ".ipynb_checkpoints", ignore_errors=True)

@@ -339,7 +339,7 @@ def test_live_view_and_timeline_mark_the_refused_row(wb_local):
     assert mark["lane"] == "S" and mark["time"] == "2006-10-10 10:00:00" and mark["step"] == q.start_seq + 1
     assert mark["detail"] == f"DIVISION_BY_ZERO: {msg}"
     spec = timeline_chart(q).to_dict()
-    assert "calc error" in str(spec["layer"][0]["encoding"]["color"]["scale"]["domain"])
+    assert "calc error" in spec["vconcat"][0]["layer"][0]["encoding"]["color"]["scale"]["domain"]
 
 
 def test_a_timeline_without_errors_keeps_its_legend(wb_local):

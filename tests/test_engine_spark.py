@@ -102,9 +102,9 @@ def test_eclipsed_bounds_are_in_the_trace(wb_spark):
     assert rec["eclipsed"] and rec["bound_before"] == rec["bound_after"] == ts("01:10")
     assert [r["eclipsed"] for r in wb.event_trace] == [False, False, True]
     # the query's trace shows the union's inputs and present at each step
-    steps = {t["step"]: t for t in q.trace}
-    union = steps[2]["operators"][-1]
-    assert union["clocks"] == [ts("01:06"), ts("01:10")] and union["present"] == ts("01:06")
+    steps = {t.step: t for t in q.trace}
+    union = steps[2].operators[-1]
+    assert union.clocks == (ts("01:06"), ts("01:10")) and union.present == ts("01:06")
     assert [(r.step, r.values) for r in q.rows] == [(2, ("p1",))]
 
 

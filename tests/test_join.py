@@ -230,15 +230,15 @@ def test_seed_002_query_1_state_and_trace():
     for ev in SEED_EVENTS:
         wb.inject([ev])
         sizes.append(op.state_size())
-        held.append(q.trace[-1]["operators"][-1]["held"])
+        held.append(q.trace[-1].operators[-1].held)
     assert sizes == [1, 2, 2, 3, 4, 3, 1, 2]
     # after e4 and e5 the YHOO match is held; the trace says why: order 1 and the Trades clock
     for h in (held[3], held[4]):
-        assert len(h) == 1 and h[0]["rowtime"] == ts("10:03")
-        assert h[0]["waits_for"] == [
+        assert len(h) == 1 and h[0].rowtime == ts("10:03")
+        assert h[0].waits_for == [
             "the ORDERS row at 2006-10-10 10:00:00 could still match a TRADES row until the TRADES clock "
             "passes 2006-10-10 10:10:00 (could still produce a row stamped 2006-10-10 10:00:00)"]
-    assert held[5] == []
+    assert held[5] == ()
     wb.close()
 
 
@@ -275,13 +275,13 @@ def test_seed_002_query_2_trace_says_which_clock_a_held_row_waits_for():
     # meet an order at 10:04).
     r = run(ORDERS_TRADES, SELECT_SEED + """FROM Orders OVER (RANGE INTERVAL '10' MINUTE PRECEDING) AS o
             JOIN Trades AS t ON o.orderId = t.orderId""", SEED_EVENTS[:5])
-    trace = {t["step"] - r.q.start_seq: t for t in r.q.trace}
-    join = [o for o in trace[4]["operators"] if o["operator"] == "join"][0]
-    assert join["inputs"] == ["ORDERS", "TRADES"] and join["present"] == ts("10:03")
-    assert [(h["rowtime"], h["waits_for"]) for h in join["held"]] == [
+    trace = {t.step - r.q.start_seq: t for t in r.q.trace}
+    join = [o for o in trace[4].operators if o.operator == "join"][0]
+    assert join.inputs == ("ORDERS", "TRADES") and join.present == ts("10:03")
+    assert [(h.rowtime, h.waits_for) for h in join.held] == [
         (ts("10:04"), ["ORDERS clock must reach 2006-10-10 10:04:00 (now 2006-10-10 10:03:00)"])]
-    join = [o for o in trace[5]["operators"] if o["operator"] == "join"][0]
-    assert [h["waits_for"] for h in join["held"]] == [
+    join = [o for o in trace[5].operators if o.operator == "join"][0]
+    assert [h.waits_for for h in join.held] == [
         ["ORDERS clock must reach 2006-10-10 10:04:00 (now 2006-10-10 10:03:00)"],
         ["ORDERS clock must reach 2006-10-10 10:07:30 (now 2006-10-10 10:03:00)",
          "the TRADES row at 2006-10-10 10:04:00 could still match a ORDERS row until the ORDERS clock passes "

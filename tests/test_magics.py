@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
@@ -31,6 +32,7 @@ class Cell:
     err: str
     shown: list[str]          # text/plain of what the cell displayed (display() and its result)
     objects: list
+    statics: list[str]        # the static snapshots shown beside live views (text/html)
 
     @property
     def all_text(self) -> str:
@@ -39,7 +41,7 @@ class Cell:
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()      # started once per process (other test files too)
     shell.run_line_magic("load_ext", "streamsql")
     yield shell
 
@@ -56,13 +58,14 @@ def run(ip):
     def run_cell(src: str) -> Cell:
         with capture_output() as c:
             r = ip.run_cell(src, store_history=True)
-        objects = [o.data for o in c.outputs]
+        objects = [o.data for o in c.outputs if "text/plain" in o.data]
+        statics = [o.data["text/html"] for o in c.outputs if "text/plain" not in o.data]
         out = c.stdout
         if r.result is not None:         # the cell's value: the terminal shell prints it as Out[n]
             objects.append(ip.display_formatter.format(r.result)[0])
             out = out.split("Out[")[0]
         shown = [d.get("text/plain", "") for d in objects]
-        return Cell(r.success, r.error_in_exec or r.error_before_exec, out, c.stderr, shown, objects)
+        return Cell(r.success, r.error_in_exec or r.error_before_exec, out, c.stderr, shown, objects, statics)
     return run_cell
 
 
@@ -131,11 +134,42 @@ def test_select_stream_starts_a_named_query_and_shows_it_live(ip, run):
     df = q.to_pandas()
     assert df.to_dict("records") == [{"STEP": 2, "ROWTIME": "2006-10-10 01:00:00", "NAME": "p1"}]
     assert "application/vnd.jupyter.widget-view+json" in view       # a live widget in a frontend
-    # JupySQL's `VAR <<` binds the same way; a second query with the same name is refused
+    # JupySQL's `VAR <<` binds the same way; --name of a running query replaces it
     c = run(f"%%streamsql other <<\n{UNION}")
     assert ip.user_ns["other"].name == "q1" and ip.user_ns["other"].running
-    c = run(f"%%streamsql --name merged\n{UNION}")
-    assert "a query named merged is already running" in c.err
+    c = run(f"%%streamsql --name merged -o mq\n{UNION}")
+    assert (c.out, c.err) == ("Query merged replaced: the one running before was stopped\n", "")
+    assert not q.running and ip.user_ns["mq"] is not q and ip.user_ns["mq"].running
+    assert [n for n, x in current_workbench().queries.items() if x.running] == ["merged", "q1"]
+
+
+def test_rerunning_a_cell_replaces_its_queries_and_failures_keep_the_variable(ip, run):
+    """The same input again (a terminal's notion of "the same cell"; JupyterLab sends a cell id,
+    tests/test_kernel_control.py) replaces the query it started; a failing cell leaves -o alone."""
+    run(DDL)
+    cell = f"%%streamsql -o u\n{UNION}"
+    c1 = run(cell)
+    first = ip.user_ns["u"]
+    c2 = run(cell)
+    assert_clean(c2)
+    assert c2.out == f"Query {first.name} replaced: the one running before was stopped\n"
+    wb = current_workbench()
+    assert not first.running and ip.user_ns["u"] is not first and ip.user_ns["u"].name == first.name
+    assert [n for n, x in wb.queries.items() if x.running] == [first.name]       # one query runs
+    c3 = run(f"%%streamsql -o u\nSELECT STREAM ROWTIME, nope FROM P")         # fails: u stays
+    assert c3.err.startswith("SQL error:") and ip.user_ns["u"].running and ip.user_ns["u"].name == first.name
+    # a name in use through the API is a name clash, said as such (not an SQL error)
+    from streamsql.engine.errors import NameInUseError
+    wb.query("SELECT STREAM ROWTIME, name FROM P", name="taken")
+    with pytest.raises(NameInUseError, match="a query named taken is already running; stop it"):
+        wb.query("SELECT STREAM ROWTIME, name FROM Q", name="taken")
+    c5 = run("%streamsql stop --all")
+    assert sorted(c5.out.splitlines()) == [f"Query {first.name} stopped (0 rows released)",
+                                           "Query taken stopped (0 rows released)"]
+    assert not any(x.running for x in wb.queries.values())
+    assert run("%streamsql stop --all").out == "No query is running\n"
+    c6 = run("%streamsql stop taken")
+    assert c6.out == "Query taken was already stopped (0 rows released)\n"
 
 
 def test_limit_and_bounds_options(ip, run):
@@ -276,9 +310,8 @@ def test_sub_commands(ip, run, tmp_path):
     assert c.shown[0].splitlines()[2].startswith("1    | 01:00 p1")
     assert "union    | 2006-10-10 01:00:00 | p1  | Q clock must reach 2006-10-10 01:00:00 (now none)" in c.shown[0]
     c = run("%streamsql timeline")
-    assert c.shown[0] == ("Timeline of query merged (lanes: P, Q, union, output): row 1, pending row 1, clock 1, "
-                          "held row 1, "
-                          "waits for 1")
+    assert c.shown[0] == ("Timeline of query merged (lanes: P, Q, union input P, union input Q, output): row 1, "
+                          "pending row 1, clock 2, held row 1, waits for 1")
     c = run("%streamsql help")
     assert "%streamsql stop NAME" in c.out
     c = run("%streamsql")
@@ -349,3 +382,19 @@ SELECT ticker, price FROM Prices WHERE price > 10""")
     assert ip.user_ns["prices"].to_pandas()["PRICE"].tolist() == [20, 30]
     c = run("%streamsql --limit 1 SELECT ticker FROM Prices")
     assert c.out.splitlines() == ["3 rows", "(first 1 of 3 rows)"]
+
+
+def test_workbench_takes_a_query_name_of_the_session(ip, run):
+    import streamsql
+    from streamsql.widgets import WorkbenchView
+    run(DDL)
+    run(f"%%streamsql --name merged\n{UNION}")
+    view = streamsql.workbench("merged")
+    assert isinstance(view, WorkbenchView) and view.q is current_workbench().queries["merged"]
+    assert streamsql.workbench("MERGED").q is view.q                # names match like SQL names
+    with pytest.raises(ValueError, match=r"no query named 'nope' in this session; queries: merged"):
+        streamsql.workbench("nope")
+    with pytest.raises(TypeError, match="workbench\\(\\) takes a ContinuousQuery or a query name, not int 3"):
+        streamsql.workbench(3)
+    with pytest.raises(TypeError, match="needs a query"):
+        streamsql.workbench()

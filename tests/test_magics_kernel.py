@@ -3,6 +3,8 @@ starts once, lazily, after a visible "starting Spark…" line; errors come back 
 line (never an error output with a traceback) and the kernel keeps working."""
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -21,14 +23,21 @@ CELLS = [
 ]
 
 
+class Outputs(list):
+    """The cells' outputs, and ``widgets``: the widget models' last state, by model id."""
+    widgets: dict
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in CELLS])
     cwd = tmp_path_factory.mktemp("kernel")
     client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, record_timing=False,
-                            resources={"metadata": {"path": str(cwd)}})
+                            store_widget_state=True, resources={"metadata": {"path": str(cwd)}})
     client.execute()
-    return [c.outputs for c in nb.cells]
+    outputs = Outputs(c.outputs for c in nb.cells)
+    outputs.widgets = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    return outputs
 
 
 def streams(outs, name):
@@ -45,9 +54,21 @@ def test_spark_starts_once_lazily_with_a_status_line(outputs):
     assert streams(outputs[1], "stdout") == "Stream P created\nStream Q created\n"      # DDL: no Spark yet
     assert streams(outputs[2], "stdout") == "starting Spark (local[*])…\nQuery merged started\nSpark is ready.\n"
     assert streams(outputs[3], "stdout") == "Query only_p started\n"                    # already running
-    view = [o for o in outputs[2] if o.output_type == "display_data"][0]
+    assert [o for o in outputs[3] if "Start-up" in o.get("data", {}).get("text/plain", "")] == []
+    shown = [o for o in outputs[2] if o.output_type == "display_data"]
+    startup, view = [o for o in shown if "application/vnd.jupyter.widget-view+json" in o.data]
+    # beside each live view, its static snapshot (text/html only; the widget's own html is empty)
+    statics = [o.data["text/html"] for o in shown if "text/plain" not in o.data]
+    assert len(statics) == 2 and startup.data["text/html"] == view.data["text/html"] == ""
+    assert "Start-up: JVM · Spark session · plan · first batch" in statics[0]        # no times: deterministic
+    assert 'class="streamsql-static"' in statics[1] and "Query merged (running)" in statics[1]
     assert "application/vnd.jupyter.widget-view+json" in view.data
     assert view.data["text/plain"].startswith("Query merged (running): 0 rows released")
+    # the start-up line: the phases without times in the stored output, with times live
+    assert startup.data["text/plain"] == "Start-up: JVM · Spark session · plan · first batch"
+    live = outputs.widgets[startup.data["application/vnd.jupyter.widget-view+json"]["model_id"]]["state"]["value"]
+    assert re.search(r"Start-up: JVM \d+\.\d s · Spark session \d+\.\d s · plan \d+\.\d s · first batch \d+\.\d s"
+                     r" — first result after \d+\.\d s", live), live
 
 
 def test_errors_are_one_clean_line_and_the_kernel_goes_on(outputs):

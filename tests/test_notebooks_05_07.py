@@ -151,18 +151,18 @@ def test_agreement_cells_assert_where_seed_and_engine_agree():
         text = _text(cells[0])
         assert "✓ inputs: the seed's input lines are the engine's events 1-8 in the same order" in text
         assert "✓ 3 of 3 rows are released by the engine at the seed's step" in text
-        assert f"✓ the engine's output equals tests/scenarios/shared/{QUERIES[n]}.expected.jsonl: 3 rows" in text
+        assert f"✓ the engine's output equals streamsql/scenarios/{QUERIES[n]}.expected.jsonl: 3 rows" in text
     first, last = _cells(NB05, "a3 = tj.agreement(3, join3)")
     assert "assert" in first.source and "assert" in last.source
     assert "10:12:00 null null null 1 ORCL 10 | step 5 | not released yet" in _text(first)
     assert "up to step 9 of 11: 4 rows" in _text(first)
     assert "10:12:00 null null null 1 ORCL 10 | step 5 | event 11 = after the seed's table" in _text(last)
-    assert "✓ the engine's output equals tests/scenarios/shared/join3_full_outer.expected.jsonl: 5 rows" in _text(last)
+    assert "✓ the engine's output equals streamsql/scenarios/join3_full_outer.expected.jsonl: 5 rows" in _text(last)
 
 
 def test_the_unmatched_trade_is_explained_with_the_trace():
     code = _code(NB05)
-    whatif = [c for c in code if '["held"]' in c.source and "waits_for" in c.source]
+    whatif = [c for c in code if ".held[" in c.source and "waits_for" in c.source]
     assert len(whatif) == 1
     assert ("waits for: the ORDERS row at 2006-10-10 10:03:00 could still match a TRADES row until the TRADES "
             "clock passes 2006-10-10 10:13:00") in _text(whatif[0])

@@ -322,12 +322,17 @@ def test_tsort_on_spark_one_event_per_batch(tmp_path, spark):
 
 @pytest.mark.parametrize("engine", ["local", "spark"])
 def test_tsort_late_rows_reach_the_error_stream(tmp_path, engine, request):
-    """Step 5 of tsort_readings is late for the T-sort (ts 10:00:12 < W 10:00:15): a query on
-    the error stream sees it at step 5, stamped with the bound it violated."""
+    """Step 5 of tsort_readings is late for the T-sort (ts 10:00:12 < W 10:00:15): the error
+    stream gets a row for it, with STEP 5, stamped with the bound it violated, and the query
+    keeps it in ``q.errors``. On the local runtime the row is in ERRORS before step 5 commits,
+    so a query on the error stream sees it at step 5; on Spark the T-sort's stage refuses it and
+    the workbench appends it when the sink delivers it (an error-only commit, no new step)."""
     import json as _json
     from streamsql import Workbench
     from streamsql.engine import time as T
+    from streamsql.engine.catalog import ERROR_STREAM
     from streamsql.engine.cli import read_events
+    from streamsql.engine.log import entry_schema
     if engine == "spark":
         request.getfixturevalue("spark")
     base = Path(__file__).parent / "scenarios" / "project" / "tsort_readings"
@@ -338,12 +343,20 @@ def test_tsort_late_rows_reach_the_error_stream(tmp_path, engine, request):
         wb.inject(read_events(str(base) + ".events.jsonl"))
         q.wait()
         errs.wait()
-        got = [(r.step, r.values) for r in errs.rows]
-        assert len(got) == 1
-        step, (name, data_rowtime, data_row, stream, producer, at) = got[0]
-        assert step == 5 and at == 5 and name == "LATE_ROW" and stream == "READINGS" and producer == q.name
-        assert errs.rows[0].rowtime == T.parse_timestamp("2021-03-01 10:00:15")
+        assert [(e.step, e.name, e.data_rowtime) for e in q.errors] == [
+            (5, "LATE_ROW", T.parse_timestamp("2021-03-01 10:00:12"))]
+        d = wb.catalog.streams[ERROR_STREAM]
+        t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq).to_pylist()
+        rows = [tuple(r[f"c{i}"] for i in range(len(d.fields))) for r in t]
+        assert len(rows) == 1 and t[0]["seq"] == 5
+        _time, level, name, _msg, data_rowtime, data_row, stream, producer, at = rows[0]
+        assert at == 5 and name == "LATE_ROW" and stream == "READINGS" and producer == q.name and level == "WARNING"
+        assert t[0]["rowtime"] == T.parse_timestamp("2021-03-01 10:00:15")
         assert data_rowtime == T.parse_timestamp("2021-03-01 10:00:12")
         assert _json.loads(data_row)["SENSOR"] == "C"
+        if engine == "local":
+            got = [(r.step, r.values) for r in errs.rows]
+            assert len(got) == 1 and got[0][0] == 5 and got[0][1][-1] == 5
+            assert errs.rows[0].rowtime == T.parse_timestamp("2021-03-01 10:00:15")
     finally:
         wb.close()

@@ -3,7 +3,10 @@ the engine state, the released rows and the chart data that result checked. The 
 unless a test is about Spark."""
 from __future__ import annotations
 
+import decimal
+import html
 import json
+import re
 import time
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from streamsql.engine import time as T
 from streamsql.engine.cli import read_events
 from streamsql.engine.trace import format_table, step_table
 from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, Timeline, WorkbenchView, held_rows,
-                               query_step_table, timeline_records, workbench)
+                               query_step_table, timeline_chart, timeline_records, workbench)
 from streamsql.widgets import vega
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,18 +62,19 @@ def fill(inj: Injector, at: str, **values) -> None:
 
 # --------------------------------------------------------------------------- injector
 
-def test_injector_inputs_follow_the_column_types(wb_local):
+def test_injector_fields_are_text_read_exactly_as_typed(wb_local):
     wb_local.execute("CREATE STREAM S (i INTEGER NOT NULL, b BIGINT, d DOUBLE, m DECIMAL(8,2), f BOOLEAN, "
                      "s VARCHAR(5), t TIMESTAMP)")
     inj = Injector(wb_local, "s")
-    kinds = {k: type(w) for k, w in inj.inputs.items()}
-    assert kinds == {"I": widgets.IntText, "B": widgets.IntText, "D": widgets.FloatText, "M": widgets.Text,
-                     "F": widgets.Checkbox, "S": widgets.Text, "T": widgets.Text}
+    assert all(isinstance(w, widgets.Text) for w in inj.inputs.values())        # no number widgets
+    assert {k: w.placeholder for k, w in inj.inputs.items()} == {
+        "I": "INTEGER", "B": "BIGINT", "D": "DOUBLE", "M": "DECIMAL(8,2)", "F": "BOOLEAN: TRUE or FALSE",
+        "S": "VARCHAR(5)", "T": "TIMESTAMP: YYYY-MM-DD HH:MM:SS or HH:MM"}
     assert set(inj.nulls) == {"B", "D", "M", "F", "S", "T"}          # I is NOT NULL
-    assert inj.rowtime.value == "" and inj.rowtime.placeholder == "now"   # no clock yet
+    assert inj.rowtime.value == "" and "no clock yet" in inj.rowtime.placeholder
 
-    inj.inputs["I"].value, inj.inputs["B"].value, inj.inputs["D"].value = 7, 2**40, 2.5
-    inj.inputs["M"].value, inj.inputs["F"].value, inj.inputs["S"].value = "12.34", True, "abc"
+    inj.inputs["I"].value, inj.inputs["B"].value, inj.inputs["D"].value = "7", str(2**40), "2.5"
+    inj.inputs["M"].value, inj.inputs["F"].value, inj.inputs["S"].value = "12.34", "true", "abc"
     inj.inputs["T"].value = "2006-10-10 09:30:00"
     inj.nulls["B"].value = True
     assert inj.inputs["B"].disabled
@@ -78,17 +82,47 @@ def test_injector_inputs_follow_the_column_types(wb_local):
     inj.insert_button.click()
     rec = wb_local.event_trace[-1]
     assert rec["status"] == "ok" and rec["kind"] == "row" and rec["rowtime"] == ms("2006-10-10 10:00:00")
-    assert rec["values"] == {"I": 7, "B": None, "D": 2.5, "M": "12.34", "F": True, "S": "abc",
+    assert rec["values"] == {"I": 7, "B": None, "D": 2.5, "M": decimal.Decimal("12.34"), "F": True, "S": "abc",
                              "T": ms("2006-10-10 09:30:00")}
     assert wb_local.clock("S") == ms("2006-10-10 10:00:00")
-    # ROWTIME and the bound field now follow the stream clock; short times are on its day
-    assert inj.rowtime.value == inj.punct_time.value == "2006-10-10 10:00:00"
-    inj.inputs["T"].value = "08:15"
+    # the time fields keep what was typed; their placeholders follow the clock
+    assert inj.rowtime.value == "2006-10-10 10:00:00"
+    assert inj.rowtime.placeholder == "2006-10-10 10:00:00 (the clock)"
+    assert inj.punct_time.value == "2006-10-10 10:00:00"         # the bound field follows the clock
+    inj.inputs["T"].value = "08:15"                       # short times are on the clock's day
     inj.rowtime.value = "10:05"
     inj.insert_button.click()
     assert wb_local.event_trace[-1]["rowtime"] == ms("2006-10-10 10:05:00")
     assert wb_local.event_trace[-1]["values"]["T"] == ms("2006-10-10 08:15:00")
     assert "step 2: S row at 2006-10-10 10:05:00 inserted" in inj.message.value
+    inj.rowtime.value = ""                                # blank: the stream clock
+    inj.inputs["I"].value = 9                             # a Python number shows as its text
+    assert inj.inputs["I"].value == "9"
+    inj.insert_button.click()
+    assert wb_local.event_trace[-1]["rowtime"] == ms("2006-10-10 10:05:00")
+
+
+def test_injector_refuses_what_the_type_does_not_accept_and_inserts_nothing(wb_local):
+    wb_local.execute("CREATE STREAM S (n INTEGER, d DOUBLE, v VARCHAR(3))")
+    inj = Injector(wb_local, "S")
+    inj.rowtime.value = "2006-10-10 10:00:00"
+    for field, text, words in [("N", "3.7", "column N (INTEGER): '3.7' is not a whole number"),
+                               ("N", "12x", "column N (INTEGER): '12x' is not a whole number"),
+                               ("D", "1,5", "column D (DOUBLE): '1,5' is not a number"),
+                               ("V", "abcd", "column V (VARCHAR(3)): 'abcd' is longer than VARCHAR(3)")]:
+        inj.inputs["N"].value, inj.inputs["D"].value, inj.inputs["V"].value = "1", "1.5", "ok"
+        inj.inputs[field].value = text
+        inj.insert_button.click()
+        assert "error" in inj.message.value and html.escape(words) in inj.message.value, inj.message.value
+        assert "streamsql-bad" in inj.inputs[field]._dom_classes
+        assert wb_local.event_trace == [] and wb_local.clock("S") is None       # nothing went in
+    inj.inputs["N"].value, inj.inputs["D"].value, inj.inputs["V"].value = "3.7", "1,5", ""
+    inj.insert_button.click()                               # both fields named in one message
+    assert "column N (INTEGER)" in inj.message.value and "column D (DOUBLE)" in inj.message.value
+    inj.inputs["N"].value, inj.inputs["D"].value = "37", "15"
+    inj.insert_button.click()
+    assert "streamsql-bad" not in inj.inputs["N"]._dom_classes
+    assert wb_local.event_trace[-1]["values"] == {"N": 37, "D": 15.0, "V": ""}
 
 
 def test_injector_reports_bad_values_and_late_rows_and_keeps_going(wb_local):
@@ -100,12 +134,12 @@ def test_injector_reports_bad_values_and_late_rows_and_keeps_going(wb_local):
     fill(inj, "2006-10-10 10:00:00", s="ok")
     fill(inj, "09:59", s="old")
     assert "late" in inj.message.value and "before the stream clock" in inj.message.value
-    assert [r["status"] for r in wb_local.event_trace] == ["error", "ok", "late"]
+    assert [r["status"] for r in wb_local.event_trace] == ["ok", "late"]    # the refused row took no step
     assert next(s for s in wb_local.streams() if s["name"] == "S")["late"] == 1
     inj.rowtime.value = "not a time"
     inj.insert_button.click()
     assert "error" in inj.message.value and "invalid timestamp" in inj.message.value
-    assert len(wb_local.event_trace) == 3
+    assert len(wb_local.event_trace) == 2
 
 
 def test_punctuate_strict_and_eclipsed(union):
@@ -231,7 +265,8 @@ def test_timeline_of_the_join_shows_windows_held_rows_and_what_they_wait_for(joi
     assert [(r.step, r.values) for r in q.rows] == [(3, (1, "ORCL", 100, 60))]
 
     lanes, recs = timeline_records(q)
-    assert lanes == ["ORDERS", "TRADES", "join", "output"]
+    # the join has nothing of its own to show: its inputs get lanes (its clock for each, the rows it keeps)
+    assert lanes == ["ORDERS", "TRADES", "join input ORDERS", "join input TRADES", "output"]
     spec = ui.timeline.spec()
     assert spec["$schema"].endswith("vega-lite/v5.json")
     assert spec["data"]["values"] == recs                        # what is drawn is the data checked here
@@ -241,7 +276,20 @@ def test_timeline_of_the_join_shows_windows_held_rows_and_what_they_wait_for(joi
                          ("TRADES", ms("2006-10-10 10:02:00"), ms("2006-10-10 10:02:00"), 3),
                          ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), 4)]
     assert by("clock") == [("ORDERS", ms("2006-10-10 10:03:00"), ms("2006-10-10 10:03:00"), None),
-                           ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None)]
+                           ("TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None),
+                           ("join input ORDERS", ms("2006-10-10 10:03:00"), ms("2006-10-10 10:03:00"), None),
+                           ("join input TRADES", ms("2006-10-10 10:04:00"), ms("2006-10-10 10:04:00"), None)]
+    # both orders can still meet a trade up to 10 minutes after them (the TRADES clock is 10:04);
+    # a trade meets orders up to 10 minutes before it, so with ORDERS at 10:03 the 10:02 trade is
+    # done and only the 10:04 one is kept
+    assert [(r[0], r[1]) for r in by("kept row")] == [("join input ORDERS", ms("2006-10-10 10:00:00")),
+                                                     ("join input ORDERS", ms("2006-10-10 10:03:00")),
+                                                     ("join input TRADES", ms("2006-10-10 10:04:00"))]
+    # every event mark is labelled with its step; the tooltip says which step a state mark is as of
+    assert [(r["label"], r["at"]) for r in recs if r["what"] == "row"] == [("1", "step 1"), ("2", "step 2"),
+                                                                          ("3", "step 3"), ("4", "step 4")]
+    assert {r["at"] for r in recs if r["what"] in ("clock", "held row", "kept row")} == {"after step 4"}
+    assert all(r["at"] != "None" and "null" not in r["at"] for r in recs)
     # each kept trade can match orders with base times 10 minutes before it
     assert [(r[0], r[1], r[2]) for r in by("open window")] == [
         ("TRADES", ms("2006-10-10 09:54:00"), ms("2006-10-10 10:04:00"))]
@@ -316,9 +364,16 @@ def test_charts_and_texts_are_deterministic(tmp_path):
             view = WorkbenchView(q)
             b = view._repr_mimebundle_()
             out.append((json.dumps(b[vega.MIMETYPE], sort_keys=True), b["text/plain"],
-                        view.steps.steps_html.value, view.live.table.value))
+                        view.steps.steps_html.value, view.live.table.value, view.static_html()))
     assert out[0] == out[1]
     assert str(tmp_path) not in "".join(out[0])
+    # the static snapshot (what a notebook shows without a kernel): rows, clocks, steps, the chart
+    static = out[0][-1]
+    assert static.count('class="streamsql-static"') == 1 and static.count("<svg") == 1
+    for part in ('class="streamsql-rows"', "Clocks: ORDERS 2006-10-10 10:10:00", 'class="streamsql-step-table"',
+                 "ORDERS</b>", "Timeline of query j"):
+        assert part in static, part
+    assert not re.search(r'id="clip\d+"', static)                 # ids made unique to the chart
 
 
 def test_views_redraw_by_themselves_after_python_api_events(union):
@@ -338,7 +393,7 @@ def test_views_redraw_by_themselves_after_python_api_events(union):
     assert [(r["lane"], r["step"]) for r in drawn() if r["what"] == "released row"] == [("output", 2), ("output", 2)]
     assert '<table class="streamsql-rows" data-rows="2"' in ui.live.table.value
     assert "2006-10-10 01:00:00" in ui.injectors["P"].title.value       # the injector shows the new clock
-    assert ui.injectors["Q"].rowtime.value == "2006-10-10 01:00:00"
+    assert ui.injectors["Q"].rowtime.placeholder == "2006-10-10 01:00:00 (the clock)"
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -416,3 +471,73 @@ def test_workbench_widget_on_spark(wb_spark):
     while '<table class="streamsql-rows" data-rows="4"' not in ui.live.table.value and time.time() < deadline:
         time.sleep(0.05)
     assert "p3" in ui.live.table.value
+
+
+def test_stop_button_stops_this_query_only(wb_local):
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    other = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="t")
+    v = QueryView(q)
+    assert not v.stop_button.disabled
+    v.stop_button.click()
+    assert not q.running and other.running and v.stop_button.disabled
+    assert "Query s (stopped)" in v.status.value
+    # a view of a query that a rerun replaced does not stop its successor of the same name
+    old = QueryView(other)
+    new = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="t", replace=True)
+    old.stop_button.click()
+    assert new.running and not other.running
+
+
+def test_timeline_spreads_marks_names_backwards_bounds_and_bins_loaded_rows(wb_local):
+    import numpy as np
+    import pyarrow as pa
+    wb = wb_local
+    wb.execute("CREATE STREAM S (x INTEGER)")
+    q = wb.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    for x in (1, 2):
+        wb.insert("S", {"x": x}, rowtime="2006-10-10 10:00:00")            # two rows at one time
+    with pytest.raises(Exception, match="cannot move backwards"):
+        wb.punctuate("S", "09:00")
+    lanes, recs = timeline_records(q)
+    spot = [(r["what"], r["dy"]) for r in recs if r["lane"] == "S" and r["t"] == ms("2006-10-10 10:00:00")]
+    assert spot == [("row", -8.0), ("row", 0.0), ("clock", 8.0)]          # spread apart, not on top
+    back = [r for r in recs if r["what"] == "backwards bound"]
+    assert [(r["t"], r["step"], r["label"]) for r in back] == [(ms("2006-10-10 09:00:00"), 3, "3")]
+    assert "refused" in back[0]["detail"]
+    spec = vega.spec_of(timeline_chart(q))
+    color = spec["vconcat"][0]["layer"][0]["encoding"]["color"]
+    assert color["scale"]["domain"] == ["row", "backwards bound", "clock", "released row", "output bound"]  # only what is drawn
+    assert "backwards bound: before its producer's clock (refused)" in color["legend"]["labelExpr"]
+    # a load: its rows are in the step table and the timeline; more than are drawn: binned as well
+    t0 = ms("2006-10-10 10:01:00")
+    wb.load("S", {"ROWTIME": pa.array(np.arange(t0, t0 + 600_000, 1000, dtype=np.int64)),
+                  "x": pa.array(np.arange(600, dtype=np.int32))})
+    table = query_step_table(q, last=3)
+    assert table[-1] == ["603", "10:10:59 599", "10:10:59 599"]
+    lanes, recs = timeline_records(q)
+    drawn = [r for r in recs if r["what"] == "row"]
+    assert len(drawn) == 500 and drawn[-1]["step"] == 603 and drawn[-1]["values"] == "X=599"
+    bins = [r for r in recs if r["what"] == "rows (binned)"]
+    assert sum(int(r["detail"].split()[0]) for r in bins) == 602           # every row, the inserted two too
+    assert all(r["label"] == "" for r in recs)                              # too many to label
+
+
+def test_startup_phases_count_each_phase_until_the_first_result():
+    from streamsql.engine.startup import StartupPhases
+    from streamsql.widgets import StartupView
+    now = [100.0]
+    phases = StartupPhases(clock=lambda: now[0])
+    view = StartupView(phases, tick=3600)
+    for name, secs in [("JVM", 2.0), ("Spark session", 4.5), ("plan", 0.5), ("first batch", 1.0)]:
+        phases(name)
+        now[0] += secs
+    view.refresh()                                                      # what the ticker does
+    assert "first batch… 1.0 s (8.0 s so far)" in view.value           # under way: counting up
+    phases(None)
+    phases("JVM")                                                       # after the end: ignored
+    assert phases.text() == ("Start-up: JVM 2.0 s · Spark session 4.5 s · plan 0.5 s · first batch 1.0 s"
+                             " — first result after 8.0 s")
+    assert phases.text() in view.value
+    assert view._repr_mimebundle_()["text/plain"] == "Start-up: JVM · Spark session · plan · first batch"
+    assert "0.5 s" not in view.static_html()                          # as displayed: no times

@@ -282,7 +282,7 @@ def test_cascading_window_resets_each_hour_and_forgets_closed_periods():
             xs(("10:10", 1), ("10:50", 2), ("11:00", 4), ("11:30", 8)))
     assert r.table("s") == [(1, "10:10:00", 1), (2, "10:50:00", 3), (3, "11:00:00", 4), (4, "11:30:00", 12)]
     op = op_of(r.q, WindowOp)
-    assert [p["partition"] for p in op.describe_state()["partitions"]] == [[ts("11:00")]]
+    assert [p.partition for p in op.trace_state([op.state_view()]).partitions] == [(ts("11:00"),)]
     r.wb.inject([bound("S", "12:00")])
     assert op.state_size() == 0
 

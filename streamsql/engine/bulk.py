@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import time as T
-from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, LogEntry, Producer, _is_power_of_ten
-from .errors import EventError
+from .catalog import (DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer,
+                      _is_power_of_ten)
+from .errors import EventError, one_line
 from .log import entry_schema
 from .types import arrow_type, dumps_row, to_json_value
 
@@ -34,23 +35,32 @@ def _as_table(data) -> pa.Table:
     except ImportError:  # pragma: no cover
         pass
     if isinstance(data, dict):
-        return pa.table(data)
+        try:
+            return pa.table(data)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
+            raise EventError(one_line(f"cannot load these columns: {e}", limit=300)) from None
     raise EventError(f"cannot load {type(data).__name__}: give a pyarrow Table, a pandas DataFrame or a dict of columns")
 
 
 def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
     t = col.type
-    if pa.types.is_timestamp(t):
-        return pc.cast(pc.cast(col, pa.timestamp("ms")), pa.int64()).to_numpy()
-    if pa.types.is_integer(t):
-        return pc.cast(col, pa.int64()).to_numpy()
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return np.fromiter((T.parse_timestamp(v) for v in col.to_pylist()), dtype=np.int64, count=len(col))
-    raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
+    try:
+        if pa.types.is_timestamp(t):
+            out = pc.cast(pc.cast(col, pa.timestamp("ms")), pa.int64()).to_numpy()
+        elif pa.types.is_integer(t):
+            out = pc.cast(col, pa.int64()).to_numpy()
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            out = np.array([T.parse_timestamp(v) for v in col.to_pylist()], dtype=np.int64)
+        else:
+            raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
+    except (T.TimeFormatError, pa.ArrowException, OverflowError) as e:
+        raise EventError(one_line(f"column {name}: {e}", limit=300)) from None
+    return out
 
 
-def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "LoadResult":
-    """``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
+def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple:
+    """Returns ``(LoadResult, feeds)``; the caller writes HEAD and tells the runtime (after the
+    catalog commit here). ``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
     row; the rows of all streams interleave in the table's order, one step each). An optional
     boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
     from .query import LoadResult
@@ -87,10 +97,16 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
             raise EventError(f"stream {d.name} has other producers attached ({', '.join(others)}); "
                              "bulk load needs the default producer alone: use inject()")
     refused_all = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
+    outside = np.nonzero(((rt < MIN_EVENT_TIME) | (rt > MAX_EVENT_TIME)) & ~refused_all)[0]
+    if len(outside):
+        i = int(outside[0])
+        raise EventError(f"column {rowtime}: event {i + 1} of the load has time {int(rt[i])}, outside the "
+                         f"years 0001 to 9999")
     prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound | refused_all)) for d, pos in parts]
     c = wb.catalog
     seq0 = c.next_seq
     err_bound0 = c.state[ERROR_STREAM].bound
+    wb._load_started = True     # from here on the catalog and the log change: a failure is undone
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in prepared:
         a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
@@ -102,25 +118,22 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> "Load
     c.next_seq = seq0 + n
     errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
-    if wb.in_process or wb.pumps.runners:
+    if wb.in_process:
         feeds = _merge_feeds(feeds_src, errors_out)
         # in-process queries see each event before the commit (rows a T-sort refuses reach the
         # error stream at their step); then every error row gets its place in step order
         extra: dict = {}
         for seq, feed in feeds:
-            wb._process_inline(seq, feed)
+            wb.process_before_commit(seq, feed)
             if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.seq == seq):
                 extra[seq] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
         if extra:
             errors_out = _in_step_order(errors_out + [e for es in extra.values() for e in es], err_bound0,
                                         c.state[ERROR_STREAM])
-    if errors_out:
-        wb.log.write_segments({c.streams[ERROR_STREAM].uid: wb._entries_table(ERROR_STREAM, errors_out)})
-    wb._commit_catalog()
-    wb.log.write_head(c.next_seq - 1)
-    if wb._runtime is not None:
-        wb._runtime.notify(feeds, c.next_seq - 1)
-    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1)
+    # the rows went to the log chunk by chunk above; the error rows and the catalog now (the
+    # workbench writes HEAD and tells the runtime once the commit stands)
+    wb.write_commit({ERROR_STREAM: errors_out})
+    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1), feeds
 
 
 def _in_step_order(entries: list, start: int, est) -> list:
@@ -188,6 +201,8 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
     late = ~bound & ~refused & (rt < before)
     rows = ~bound & ~late & ~refused
     moves = bound & (rt > before)
+    status = np.select([late, refused, bound & ~moves], [1, 2, 3], 0).astype(np.int8)
+    wb.journal.record_columns(d, seqs, bound, rt, status, before, cols, errors if refused.any() else None)
     schema = entry_schema(d.fields)
     err_entries = []
     for i in np.nonzero(refused)[0]:
@@ -240,7 +255,24 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         st.rows_in += int(rows.sum())
         st.bounds_in += int(bound.sum())
     feeds = (d, seqs, rt, after, cols, rows, moves)
+    if wb.trace:
+        wb.load_trace.append(_trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, errors))
     return int(rows.sum()), [int(seqs[i]) for i in late_idx], err_entries, feeds
+
+
+def _trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, errors) -> tuple[str, pa.Table]:
+    """What each loaded event did, column-wise (``Workbench.traced_events`` reads it): the same
+    facts as an ``event_trace`` record, without a Python object per event."""
+    status = np.where(refused, "error", np.where(late, "late", np.where(bound & ~(rt > before), "eclipsed", "ok")))
+    message = [errors[i] if refused[i] else None for i in range(len(rt))] if refused.any() else None
+    t = pa.table({"step": pa.array(seqs, pa.int64()), "kind": pa.array(np.where(bound, "bound", "row")),
+                  "rowtime": pa.array(rt, pa.int64()), "status": pa.array(status),
+                  "clock": pa.array(before, pa.int64()), "after": pa.array(after, pa.int64()),
+                  "released": pa.array(rows.astype(np.int64)),
+                  "message": pa.array(message if message is not None else [None] * len(rt), pa.string())})
+    for f, col in zip(d.fields, cols):
+        t = t.append_column(f"v:{f.name}", col)
+    return d.name, t
 
 
 def _merge_feeds(feeds_src, err_entries):

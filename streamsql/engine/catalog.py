@@ -12,6 +12,7 @@ the commit point of the workspace.
 from __future__ import annotations
 
 import bisect
+import datetime as _dt
 import decimal
 import logging
 import time as _time
@@ -19,14 +20,19 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import time as T
-from .errors import EventError, SqlError
+from .errors import EventError, SqlError, StreamSqlError, one_line
+from .paths import check_sql_name, safe_component
 from .plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
-from .types import SqlType, coerce, dumps_row, to_json_value
+from .types import SqlType, dumps_row, to_json_value
+from .values import coerce
 
 log = logging.getLogger("streamsql.late")
 calc_log = logging.getLogger("streamsql.calc")   # calculator errors: the 1st, 10th, ... per query
 
 ERROR_STREAM = "ERRORS"
+#: the times an event may carry: the years 0001 to 9999 (what a TIMESTAMP can show)
+MIN_EVENT_TIME = T.from_datetime(_dt.datetime(1, 1, 1))
+MAX_EVENT_TIME = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
 DEFAULT_PRODUCER = "default"
 
 ERROR_FIELDS = [
@@ -55,6 +61,7 @@ class Event:
     producer: str | None = None
 
     def describe(self) -> str:
+        """The event in one line, for logs and messages."""
         who = f" ({self.producer})" if self.producer and self.producer != DEFAULT_PRODUCER else ""
         if self.kind == "row":
             vals = ", ".join(f"{k}={v!r}" for k, v in (self.values or {}).items())
@@ -172,8 +179,7 @@ class Catalog:
 
     def _new_uid(self, name: str) -> str:
         self._uid_counter += 1
-        safe = "".join(c if c.isalnum() else "_" for c in name)[:40]
-        return f"{self._uid_counter:04d}_{safe}"
+        return f"{self._uid_counter:04d}_{safe_component(name)}"
 
     # ------------------------------------------------------------------ lookup (CatalogReader)
 
@@ -198,6 +204,8 @@ class Catalog:
         return None
 
     def stream(self, name: str) -> StreamDef:
+        if not isinstance(name, str):
+            raise EventError(f"a stream name must be a string, not {type(name).__name__} {name!r:.60}")
         d = self.streams.get(name)
         if d is None:
             d = self._find_case_insensitive(name)
@@ -216,9 +224,9 @@ class Catalog:
 
     def create_stream(self, name: str, fields: list[Field], *, or_replace=False, foreign=None,
                       sql="", in_use: Iterable[str] = ()) -> StreamDef:
-        self._check_new(name, "STREAM", or_replace, in_use)
-        if name in self.streams and self.streams[name].system:
+        if or_replace and name in self.streams and self.streams[name].system:
             raise SqlError(f"'{name}' is a system stream and cannot be replaced")
+        self._check_new(name, "STREAM", or_replace, in_use)
         d = StreamDef(name, self._new_uid(name), list(fields), foreign=foreign, sql=sql)
         self.streams[name] = d
         self.state[name] = StreamState()
@@ -304,7 +312,7 @@ class Catalog:
                 cands = by_upper.get(str(k).upper(), [])
                 if len(cands) != 1:
                     cols = ", ".join(f.name for f in d.fields)
-                    raise EventError(f"stream {d.name} has no column {k!r} (columns: {cols})")
+                    raise EventError(one_line(f"stream {d.name} has no column {k!r} (columns: {cols})"))
                 i = cands[0]
             if i in seen:
                 raise EventError(f"column {d.fields[i].name} of stream {d.name} given twice")
@@ -312,7 +320,10 @@ class Catalog:
             try:
                 out[i] = coerce(v, d.fields[i].type, where=f"column {d.fields[i].name} of stream {d.name}")
             except ValueError as e:
-                raise EventError(str(e)) from None
+                raise EventError(one_line(str(e))) from None
+            if isinstance(out[i], str) and not _is_unicode(out[i]):
+                raise EventError(f"column {d.fields[i].name} of stream {d.name}: the text is not valid Unicode "
+                                 f"(it has a lone surrogate, e.g. from a \\ud800 escape)")
         for i, f in enumerate(d.fields):
             if i not in seen and not f.type.nullable:
                 raise EventError(f"column {f.name} of stream {d.name} is NOT NULL and was not given")
@@ -331,8 +342,17 @@ class Catalog:
         if d.system:
             return Outcome(seq, ev, "error", f"{d.name} is written by the engine; it cannot be inserted into")
         st = self.state[d.name]
+        if ev.producer is not None:
+            try:
+                check_sql_name(ev.producer, "producer")
+            except StreamSqlError as e:
+                return Outcome(seq, ev, "error", f"stream {d.name}: {e}")
         p = ev.producer or DEFAULT_PRODUCER
         before = st.bound
+        if ev.kind in ("row", "bound") and ev.rowtime is not None and not _event_time(ev.rowtime):
+            what = "a row's rowtime" if ev.kind == "row" else "a bound"
+            return Outcome(seq, ev, "error", one_line(f"{what} for stream {d.name} must be a time between 0001-01-01 "
+                                                      f"and 9999-12-31, not {ev.rowtime!r}", limit=200))
         if ev.kind == "row":
             if ev.rowtime is None:
                 return Outcome(seq, ev, "error", f"a row for stream {d.name} needs a rowtime")
@@ -521,6 +541,18 @@ class Catalog:
         for p in j.get("pumps", []):
             c.pumps[p["name"]] = p
         return c
+
+
+def _event_time(t) -> bool:
+    return isinstance(t, int) and not isinstance(t, bool) and MIN_EVENT_TIME <= t <= MAX_EVENT_TIME
+
+
+def _is_unicode(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_power_of_ten(n: int) -> bool:

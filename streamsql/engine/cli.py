@@ -7,91 +7,30 @@ with ``--format table``, the seed's step table. Errors go to stderr with a non-z
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from . import time as T
 from .catalog import Event
 from .errors import SqlError, StreamSqlError
-from .trace import format_table, replay_lines, step_table
-
-
-class EventsFileError(Exception):
-    pass
-
-
-def read_events(path: str | Path) -> list[Event]:
-    """Events of a ``.events.jsonl`` file (blank lines skipped, not counted)."""
-    out = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except ValueError as e:
-            raise EventsFileError(f"{path}:{n}: not a JSON object: {e}") from None
-        out.append(event_from_json(d, f"{path}:{n}"))
-    return out
-
-
-def event_from_json(d: dict, where: str = "event") -> Event:
-    if not isinstance(d, dict) or not isinstance(d.get("stream"), str):
-        raise EventsFileError(f"{where}: an event needs a \"stream\" name")
-    prod = d.get("producer")
-    try:
-        if d.get("detach"):
-            return Event(d["stream"], "detach", producer=prod)
-        if d.get("attach"):
-            return Event(d["stream"], "attach", producer=prod)
-        if "bound" in d:
-            return Event(d["stream"], "bound", T.parse_timestamp(d["bound"]), strict=bool(d.get("strict")),
-                         producer=prod)
-        if "rowtime" in d:
-            vals = d.get("values", {})
-            if not isinstance(vals, dict):
-                raise EventsFileError(f"{where}: \"values\" must be an object")
-            return Event(d["stream"], "row", T.parse_timestamp(d["rowtime"]), vals, producer=prod)
-    except T.TimeFormatError as e:
-        raise EventsFileError(f"{where}: {e}") from None
-    raise EventsFileError(f"{where}: an event needs \"rowtime\" (a row), \"bound\", \"attach\" or \"detach\"")
+from .events import EventsFileError, event_from_json, read_events  # noqa: F401 (the command line's API)
+from .replay import replay_into
 
 
 def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds: bool = False,
            batch: int | None = None, buckets: int = 1, workspace: str | None = None, fmt: str = "jsonl",
-           out=sys.stdout) -> int:
+           master: str | None = None, spark_conf: dict | None = None, out=None) -> int:
     from .workbench import Workbench
+    out = out if out is not None else sys.stdout      # looked up now: callers may redirect stdout
     # a whole file at once is a replay: read the log with parallel tasks
     reader = "parallel" if batch is None else "simple"
-    with Workbench(workspace, engine=engine, buckets=buckets, batch_events=batch, trace=False, reader=reader) as wb:
-        results = wb.execute(sql_text)
-        queries = [r.query for r in results if r.query is not None]
-        if len(queries) != 1:
-            raise SqlError(f"the script must end with exactly one SELECT STREAM query (found {len(queries)})")
-        q = queries[0]
-        names = {}
-        for ev in events:
-            try:
-                canon = wb.catalog.stream(ev.stream).name
-                names.setdefault(canon, ev.stream)
-            except StreamSqlError:
-                pass
-        base = wb.last_seq
-        outcomes = wb.inject(events)
-        q.wait()
-        if fmt == "table":
-            streams = [names.get(s, s) for s in q.plan.streams]
-            for o in outcomes:
-                o.event.stream = names.get(o.event.stream, o.event.stream)
-            for s in dict.fromkeys(o.event.stream for o in outcomes):
-                if s not in streams:
-                    streams.append(s)
-            print(format_table(step_table(q, outcomes, base, streams)), file=out)
-        else:
-            for line in replay_lines(q, outcomes, base, bounds=bounds, stream_names=names):
-                print(json.dumps(line), file=out)
-        out.flush()
+    with Workbench(workspace, engine=engine, master=master, buckets=buckets, batch_events=batch, trace=False,
+                   reader=reader, spark_conf=spark_conf) as wb:
+        replay_into(wb, sql_text, events, bounds=bounds, fmt=fmt, out=out)
     return 0
+
+
+MASTER_HELP = ("Spark master, e.g. spark://host:7077 (default: $STREAMSQL_MASTER, else local[*]); "
+               "executors need streamsql importable and the workspace readable")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,26 +43,38 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--engine", choices=["spark", "local"], default="spark")
     r.add_argument("--batch", type=int, default=None, metavar="N", help="events per Spark micro-batch (default: all)")
     r.add_argument("--buckets", type=int, default=1, metavar="N", help="key buckets per stateful operator")
-    r.add_argument("--workspace", default=None, help="keep the workspace here (default: a temporary one)")
+    r.add_argument("--workspace", default=None, help="keep the workspace here (default: a temporary one; "
+                   "on a cluster, a directory every worker can read)")
+    r.add_argument("--master", default=None, metavar="URL", help=MASTER_HELP)
+    r.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting for this run (repeatable), e.g. spark.executor.memory=2g")
     r.add_argument("--format", choices=["jsonl", "table"], default="jsonl")
     d = sub.add_parser("demo", help="replay the UNION ALL example of seed 000 and print its step table")
     d.add_argument("--engine", choices=["spark", "local"], default="spark")
+    d.add_argument("--master", default=None, metavar="URL", help=MASTER_HELP)
     a = ap.parse_args(argv)
     try:
         if a.cmd == "demo":
-            demo = Path(__file__).resolve().parent.parent / "demo"
+            from .. import scenarios
+            demo = scenarios.folder()
             print("UNION ALL of streams P and Q (seed 000, 'Merging Two Streams'):\n")
             print((demo / "union_merge.sql").read_text().strip(), "\n")
             return replay((demo / "union_merge.sql").read_text(), read_events(demo / "union_merge.events.jsonl"),
-                          engine=a.engine, fmt="table")
+                          engine=a.engine, master=a.master, fmt="table")
         if a.batch is not None and a.batch < 1:
             ap.error("--batch must be at least 1")
         if a.buckets < 1:
             ap.error("--buckets must be at least 1")
+        conf = {}
+        for kv in a.conf:
+            k, eq, v = kv.partition("=")
+            if not eq or not k.strip():
+                ap.error(f"--conf needs KEY=VALUE, not {kv!r}")
+            conf[k.strip()] = v
         sql_text = Path(a.sql).read_text()
         events = read_events(a.events)
         return replay(sql_text, events, engine=a.engine, bounds=a.bounds, batch=a.batch, buckets=a.buckets,
-                      workspace=a.workspace, fmt=a.format)
+                      workspace=a.workspace, master=a.master, spark_conf=conf or None, fmt=a.format)
     except SqlError as e:
         print(f"error: {a.sql if a.cmd == 'replay' else 'demo'}: {e.caret() if e.sql else e}", file=sys.stderr)
         return 1

@@ -2,7 +2,28 @@
 workbench in a half-changed state (the operation that raised changed nothing)."""
 from __future__ import annotations
 
+import re
+
 from . import time as T
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+
+
+def one_line(message: str, quoted: int = 80, limit: int = 500) -> str:
+    """A message on one line: line breaks inside it (a multi-line snippet of SQL) become spaces,
+    a quoted part longer than ``quoted`` characters keeps its start and end, and the whole stays
+    under ``limit`` characters (a 10 MB value is not repeated in its error)."""
+    if "\n" in message or "\r" in message:
+        message = re.sub(r"\s*[\r\n]+\s*", " ", message)
+
+    def shorten(m):
+        t = m.group(1)
+        return m.group(0) if len(t) <= quoted else f"'{t[:quoted // 2 - 2]} ... {t[-(quoted // 2 - 3):]}'"
+    if len(message) > quoted:
+        message = _QUOTED.sub(shorten, message)
+    if len(message) > limit:
+        message = f"{message[:limit // 2 - 10]} ...({len(message)} characters)... {message[-(limit // 2 - 20):]}"
+    return message
 
 
 class StreamSqlError(Exception):
@@ -14,6 +35,7 @@ class SqlError(StreamSqlError):
 
     def __init__(self, message: str, line: int | None = None, col: int | None = None,
                  sql: str | None = None):
+        message = one_line(message)
         super().__init__(message)
         self.message = message
         self.line = line
@@ -40,6 +62,16 @@ class SqlError(StreamSqlError):
         return f"{self}\n  {src}\n  {' ' * max(0, (self.col or 1) - 1)}^"
 
 
+class BadNameError(StreamSqlError):
+    """A name that cannot be used (empty, too long, with control characters, or not a plain
+    identifier where it would name a folder). Nothing was done with it."""
+
+
+class WorkspaceError(StreamSqlError):
+    """A workspace that cannot be used as asked: a file in it that is corrupt or not ours, a
+    workspace another process writes, a write to a read-only workbench, a failed write."""
+
+
 class EventError(StreamSqlError):
     """An injected event refused for a reason other than lateness (bad values, a producer's
     bound going backwards, an unknown stream). Nothing was changed."""
@@ -56,6 +88,10 @@ class LateRowError(StreamSqlError):
         super().__init__(
             f"late row{who} in stream {stream}: rowtime {T.format_timestamp(rowtime)} is before "
             f"{whose} {T.format_timestamp(clock)}; the row was rejected (see the error stream)")
+
+
+class NameInUseError(StreamSqlError):
+    """A name already taken (a running query's): not a fault of the SQL text."""
 
 
 class QueryError(StreamSqlError):

@@ -3,9 +3,11 @@
 ``CREATE FOREIGN STREAM s (...) SERVER FILE_SERVER OPTIONS ("PARSER" 'CSV', "DIRECTORY" '/data',
 "FILENAME_PATTERN" 'trades-.*\\.csv', "SKIP_HEADER" 'true', "SEPARATOR" ',', "CHARACTER_ENCODING"
 'UTF-8')``. Reading starts when the first query or pump that reads the stream (directly or through
-a view) starts, so that query sees every row. On the Spark engine the files are read by Spark's
-streaming file source, which also picks up files added later; on the local engine by pyarrow,
-polled when a reader waits. Files are read in name order; each file's rows become events of the
+a view) starts, so that query sees every row. Each runtime has its reader
+(``Runtime.foreign_reader``): on Spark, Spark's streaming file source, which also picks up files
+added later (:mod:`~streamsql.engine.runtime.spark.foreign`); on the local runtime, the directory
+polled when a reader waits (:mod:`~streamsql.engine.runtime.local.foreign`). This module holds
+what they share: the options, and the typing, stamping and loading of one file's records. Files are read in name order; each file's rows become events of the
 stream (one step each), followed by a bound at the file's last rowtime.
 
 Rows are stamped by the column a view promotes (``SELECT STREAM CAST(ts AS TIMESTAMP) AS ROWTIME,
@@ -14,6 +16,8 @@ fit the stream's columns, goes to the error stream with its file and line number
 """
 from __future__ import annotations
 
+import codecs
+import csv
 import json
 import logging
 import os
@@ -27,12 +31,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import time as T
-from .errors import SqlError
-from .types import arrow_type, coerce
+from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
+from .errors import SqlError, one_line
+from .paths import under
+from .types import arrow_type
+from .values import coerce
 
 log = logging.getLogger("streamsql.foreign")
 
 CORRUPT = "_corrupt_record"
+#: the most fields a CSV record may have on the Spark engine (more stops the stream's reader)
+MAX_CSV_FIELDS = 1 << 20
 
 
 def check_options(name: str, foreign: dict) -> dict:
@@ -56,14 +65,27 @@ def check_options(name: str, foreign: dict) -> dict:
     unknown = sorted(set(opts) - known)
     if unknown:
         raise SqlError(f"Foreign stream '{name}': unknown option {unknown[0]}; known: {', '.join(sorted(known))}")
+    sep = str(opts.get("SEPARATOR", ","))
+    if len(sep) != 1 or sep in "\r\n\"":
+        raise SqlError(f"Foreign stream '{name}': SEPARATOR must be one character (not a quote or a line end), "
+                       f"not {sep!r}")
+    encoding = str(opts.get("CHARACTER_ENCODING", "UTF-8"))
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise SqlError(f"Foreign stream '{name}': unknown CHARACTER_ENCODING {encoding!r}") from None
+    max_files = str(opts.get("MAX_FILES_PER_BATCH", 64))
+    if not max_files.isdigit() or int(max_files) < 1:
+        raise SqlError(f"Foreign stream '{name}': MAX_FILES_PER_BATCH must be a whole number of at least 1, "
+                       f"not {max_files!r}")
     return {"directory": str(opts["DIRECTORY"]), "pattern": pattern,
             "skip_header": str(opts.get("SKIP_HEADER", "false")).lower() in ("true", "1", "yes"),
-            "separator": str(opts.get("SEPARATOR", ",")), "encoding": str(opts.get("CHARACTER_ENCODING", "UTF-8")),
-            "max_files": int(opts.get("MAX_FILES_PER_BATCH", 64))}
+            "separator": sep, "encoding": encoding, "max_files": int(max_files)}
 
 
 class FileReader:
-    """Reads one foreign stream's directory into the stream."""
+    """Reads one foreign stream's directory into the stream (a runtime's subclass finds the
+    files and splits their records into columns; :meth:`load_file` does the rest)."""
 
     def __init__(self, wb, stream: str):
         self.wb = wb
@@ -77,7 +99,6 @@ class FileReader:
         self.files_total = 0
         self.rows_loaded = 0
         self.malformed = 0
-        self.sq = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ progress
@@ -94,93 +115,29 @@ class FileReader:
         total = max(len(self.listing()), len(self.done))
         return len(self.done), total
 
-    # ------------------------------------------------------------------ running
+    # ------------------------------------------------------------------ running (each runtime's reader)
 
     def start(self) -> None:
-        if self.wb.engine == "spark":
-            self._start_spark()
-        else:
-            self.poll()
-
-    def _start_spark(self) -> None:
-        from .runtime.spark.session import get_session
-        spark = get_session()
-        schema = ", ".join([f"`c{i}` STRING" for i in range(len(self.fields))] + [f"`{CORRUPT}` STRING"])
-        o = self.opts
-        folder = self.wb.path / "foreign" / self.wb.catalog.streams[self.stream].uid
-        df = (spark.readStream.schema(schema)
-              .option("header", "true" if o["skip_header"] else "false")
-              .option("sep", o["separator"]).option("encoding", o["encoding"])
-              .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
-              .option("maxFilesPerTrigger", o["max_files"])
-              .csv(o["directory"])
-              .selectExpr("*", "input_file_name() AS _file"))
-
-        def batch(bdf, _bid):
-            t = bdf.toArrow()
-            files = sorted(set(t.column("_file").to_pylist()))
-            for f in files:
-                path = _local_path(f)
-                if not self.rx.fullmatch(os.path.basename(path)) or path in self.done:
-                    continue
-                rows = t.filter(pc.equal(t.column("_file"), f))
-                self._load_file(path, [rows.column(f"c{i}").combine_chunks() for i in range(len(self.fields))],
-                                rows.column(CORRUPT).to_pylist())
-        self.sq = (df.writeStream.foreachBatch(batch).option("checkpointLocation", str(folder / "checkpoint"))
-                   .queryName(f"streamsql_foreign_{self.stream}_{id(self)}").start())
-
-    def poll(self) -> int:
-        """Local engine: read the files not read yet (pyarrow), in name order."""
-        n = 0
-        for path in self.listing():
-            if path in self.done:
-                continue
-            o = self.opts
-            names = [f"c{i}" for i in range(len(self.fields))]
-            lines = _numbered_lines(path, o["encoding"], o["skip_header"])
-            cols: list[list] = [[] for _ in names]
-            corrupt = []
-            for _lineno, text in lines:
-                try:
-                    parsed = next(iter(__import__("csv").reader([text], delimiter=o["separator"])))
-                except Exception:
-                    parsed = None
-                if parsed is None or len(parsed) != len(names):
-                    corrupt.append(text)
-                    for c in cols:
-                        c.append(None)
-                else:
-                    corrupt.append(None)
-                    for c, v in zip(cols, parsed):
-                        c.append(v)
-            self._load_file(path, [pa.array(c, pa.string()) for c in cols], corrupt, lines)
-            n += 1
-        return n
+        """Begin reading: the files there now, and (where the runtime can) files added later."""
+        raise NotImplementedError
 
     def wait(self) -> None:
-        if self.sq is not None:
-            self.sq.processAllAvailable()
-        else:
-            self.poll()
+        """Until the files present now have been read."""
+        raise NotImplementedError
 
     def stop(self) -> None:
-        if self.sq is not None:
-            try:
-                self.sq.stop()
-            except Exception:
-                pass
-            self.sq = None
+        """Stop reading (what was read stays in the stream)."""
 
     # ------------------------------------------------------------------ one file
 
-    def _load_file(self, path: str, cols: list, corrupt: list, lines=None) -> None:
+    def load_file(self, path: str, cols: list, corrupt: list, lines=None) -> None:
         """Type the file's records, stamp them, and load them with a bound after the file."""
         n = len(corrupt)
         if lines is None:
-            lines = _numbered_lines(path, self.opts["encoding"], self.opts["skip_header"])
-        lineno = [ln for ln, _t in lines]
-        texts = [t for _ln, t in lines]
-        errors: list = [None] * n
+            lines = numbered_lines(path, self.opts["encoding"], self.opts["skip_header"])
+        lineno = [ln for ln, _t, _p in lines]
+        texts = [t for _ln, t, _p in lines]
+        errors: list = [problem for _ln, _t, problem in lines][:n] + [None] * max(0, n - len(lines))
         typed = []
         for i, f in enumerate(self.fields):
             col = cols[i]
@@ -238,6 +195,9 @@ class FileReader:
         else:
             clock = self.wb.clock(self.stream) or T.NO_TIME
             rt = np.full(n, max(int(_time.time() * 1000), clock), dtype=np.int64)
+        for k in range(n):
+            if errors[k] is None and not MIN_EVENT_TIME <= rt[k] <= MAX_EVENT_TIME:
+                errors[k] = "the rowtime is outside the years 0001 to 9999"
         error_data = []
         for k in range(n):
             if errors[k] is None:
@@ -245,7 +205,7 @@ class FileReader:
             else:
                 where = {"file": path, "line": lineno[k] if k < len(lineno) else None,
                          "record": texts[k] if k < len(texts) else corrupt[k]}
-                errors[k] = f"{os.path.basename(path)}:{where['line']}: {errors[k]}"
+                errors[k] = one_line(f"{os.path.basename(path)}:{where['line']}: {errors[k]}", limit=300)
                 error_data.append(json.dumps(where))
         good_rt = rt[[e is None for e in errors]] if n else rt
         last = int(good_rt.max()) if len(good_rt) else None
@@ -266,24 +226,32 @@ class FileReader:
             self.malformed += sum(1 for e in errors if e is not None)
             d = self.wb.catalog.streams[self.stream]
             d.foreign["files_done"] = list(self.done)
-            self.wb._commit_catalog()
+            self.wb.save_catalog()
         log.info("%s: read %s (%d records, %d malformed); %d/%d files", self.stream, path, n,
                  sum(1 for e in errors if e is not None), *self.progress)
 
 
-def _local_path(uri: str) -> str:
-    return uri[len("file://"):] if uri.startswith("file://") else (uri[5:] if uri.startswith("file:") else uri)
-
-
-def _numbered_lines(path: str, encoding: str, skip_header: bool) -> list[tuple[int, str]]:
-    """The file's records with their line numbers (blank lines and the header are not records)."""
+def numbered_lines(path: str, encoding: str, skip_header: bool) -> list[tuple[int, str, str | None]]:
+    """The file's records with their line numbers (blank lines and the header are not records)
+    and, for a line that is not text in ``encoding`` (or holds NUL bytes: a binary file such as
+    Parquet in the directory), why it cannot be a record; its text is then shown with
+    replacement characters."""
     out = []
-    with open(path, encoding=encoding, newline="") as f:
-        for i, line in enumerate(f, 1):
-            text = line.rstrip("\r\n")
-            if not text.strip():
-                continue
-            out.append((i, text))
+    with open(path, "rb") as f:
+        data = f.read()
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        raw = raw.rstrip(b"\r")
+        problem = None
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as e:
+            text = raw.decode(encoding, errors="replace")
+            problem = f"not {encoding} text (byte 0x{raw[e.start]:02x} at column {e.start + 1})"
+        if problem is None and "\x00" in text:
+            problem = "not text (it holds NUL bytes: a binary file?)"
+        if not text.strip():
+            continue
+        out.append((i, text[:1000] if problem else text, problem))
     return out[1:] if skip_header and out else out
 
 

@@ -9,13 +9,23 @@ Commit protocol (so that the log never changes below an offset a reader has seen
 1. segment files are written to a temporary name, fsynced and renamed into place;
 2. the catalog snapshot (which records the committed sequence number) is replaced;
 3. ``log/HEAD`` is replaced with the committed sequence number.
-Readers only trust entries up to ``HEAD``. On open, segments past the catalog's sequence number
-(a crash between 1 and 2) are deleted, and HEAD is rewritten from the catalog (crash between 2
-and 3).
+Readers only trust entries up to ``HEAD``. On open (:meth:`EventLog.recover`) the tail is
+checked: a half-written segment (``*.tmp``), a segment past the catalog's sequence number (a crash
+between 1 and 2) and a segment that is not a whole Arrow IPC file (truncated, or not Arrow at all)
+are moved to ``torn/`` beside ``log/`` with a warning naming the file, never read; HEAD is
+rewritten from the catalog (a crash between 2 and 3, or a missing or damaged HEAD). A segment that
+cannot be read later is a :class:`~streamsql.engine.errors.WorkspaceError` naming the file.
+
+One exception: rows a query's operator refused after their event was committed (the Spark
+runtime learns them from its stages) are appended to the error stream at the steps that refused
+them, as *late segments* (``<first>-<last>.<n>.arrow``), in an error-only commit (steps 1 and 2).
+Readers of the error stream that are already past those steps do not see them; everything else
+(relational queries over the error stream's history, a reopened workspace) does.
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -25,12 +35,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .catalog import LogEntry
+from .errors import WorkspaceError
+from .paths import under
 from .plan import Field
 from .types import arrow_type
 
-ROW, BOUND = 0, 1
+log = logging.getLogger("streamsql")
 
-_SEG_RE = re.compile(r"^(\d{20})-(\d{20})\.arrow$")
+ROW, BOUND = 0, 1
+#: the first and last bytes of an Arrow IPC file
+ARROW_MAGIC = b"ARROW1"
+
+_SEG_RE = re.compile(r"^(\d{20})-(\d{20})(?:\.(\d+))?\.arrow$")
 
 
 def entry_schema(fields: list[Field]) -> pa.Schema:
@@ -41,6 +58,37 @@ def entry_schema(fields: list[Field]) -> pa.Schema:
             pa.field("rowtime", pa.int64(), nullable=False), pa.field("clock", pa.int64(), nullable=False)]
     cols += [pa.field(f"c{i}", arrow_type(f.type)) for i, f in enumerate(fields)]
     return pa.schema(cols)
+
+
+def entries_table(fields: list[Field], entries: list[LogEntry]) -> pa.Table:
+    """Stream-log entries (of a stream with ``fields``) as one table of its log's schema."""
+    schema = entry_schema(fields)
+    cols = [[e.seq for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
+            [e.clock for e in entries]]
+    for i in range(len(fields)):
+        cols.append([None if e.values is None else e.values[i] for e in entries])
+    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(cols, schema)], schema=schema)
+
+
+def read_feeds(log: "EventLog", catalog, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
+    """The stream-log entries of ``streams`` with ``start < seq <= end``, grouped by event:
+    ``[(seq, {stream: [LogEntry, ...]}), ...]`` in step order (what in-process queries read)."""
+    by_seq: dict[int, dict[str, list[LogEntry]]] = {}
+    for s in streams:
+        d = catalog.streams.get(s)
+        if d is None:
+            continue
+        t = log.read(d.uid, entry_schema(d.fields), start, end)
+        if t.num_rows == 0:
+            continue
+        cols = t.to_pydict()
+        n = len(d.fields)
+        vals = list(zip(*[cols[f"c{i}"] for i in range(n)])) if n else [()] * t.num_rows
+        for i in range(t.num_rows):
+            e = LogEntry(cols["seq"][i], cols["kind"][i], cols["rowtime"][i], cols["clock"][i],
+                         vals[i] if cols["kind"][i] == 0 else None)
+            by_seq.setdefault(e.seq, {}).setdefault(s, []).append(e)
+    return sorted(by_seq.items())
 
 
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
@@ -64,10 +112,39 @@ def _fsync_dir(d: Path) -> None:
 
 
 def read_head(root: Path) -> int:
+    """The committed sequence number readers may see (0 before the first append)."""
+    p = Path(root) / "log" / "HEAD"
     try:
-        return int(json.loads((Path(root) / "log" / "HEAD").read_text())["seq"])
+        seq = json.loads(p.read_bytes())["seq"]
     except FileNotFoundError:
         return 0
+    except (ValueError, TypeError, KeyError) as e:
+        raise WorkspaceError(f"{p}: not a log head ({type(e).__name__}: {str(e)[:100]}); reopen the "
+                             f"workspace with its writer to rewrite it from catalog.json") from None
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise WorkspaceError(f"{p}: not a log head (seq {seq!r:.40})")
+    return seq
+
+
+def segment_problem(path: Path) -> str | None:
+    """What is wrong with a segment file, judged by its ends (cheap: two small reads), or None
+    if it looks like a whole Arrow IPC file: magic at both ends and a footer that fits."""
+    try:
+        size = path.stat().st_size
+        if size < 2 * len(ARROW_MAGIC) + 6:
+            return f"it is {size} bytes long, too short for an Arrow file"
+        with open(path, "rb") as f:
+            head = f.read(len(ARROW_MAGIC))
+            f.seek(size - len(ARROW_MAGIC) - 4)
+            tail = f.read(len(ARROW_MAGIC) + 4)
+    except OSError as e:
+        return f"it cannot be read ({e})"
+    if head != ARROW_MAGIC:
+        return "it is not an Arrow IPC file"
+    footer = int.from_bytes(tail[:4], "little", signed=True)
+    if tail[4:] != ARROW_MAGIC or not 0 < footer <= size - 8 - len(ARROW_MAGIC) - 4:
+        return "it is truncated (no Arrow footer at its end)"
+    return None
 
 
 @dataclass
@@ -75,45 +152,59 @@ class _Segment:
     first: int
     last: int
     path: Path
+    late: int = 0           # 0, or the number of a late segment (appended after its steps)
 
 
 class EventLog:
     """Writer (the workbench process) and reader (any process, e.g. Spark's source) of the log."""
 
-    def __init__(self, root: str | Path, durable: bool = True):
+    def __init__(self, root: str | Path, durable: bool = True, read_only: bool = False):
         self.root = Path(root)
+        self.read_only = read_only
         self.dir = self.root / "log"
         self.durable = durable
         self._segments: dict[str, list[_Segment]] = {}
         self._listed_at: dict[str, int] = {}
+        self._bad: set[Path] = set()     # damaged segments a read-only opener skips
 
     # ------------------------------------------------------------------ writing
 
-    def write_segments(self, tables: dict[str, pa.Table]) -> None:
-        """Step 1 of a commit: one segment file per stream (entries of one append)."""
+    def write_segments(self, tables: dict[str, pa.Table], late: bool = False) -> None:
+        """Step 1 of a commit: one segment file per stream (entries of one append). ``late``:
+        entries at steps already committed (a late segment, see the module doc)."""
+        self._check_writable()
         for uid, table in tables.items():
             if table.num_rows == 0:
                 continue
-            d = self.dir / uid
+            d = under(self.dir, uid)
             d.mkdir(parents=True, exist_ok=True)
             seqs = table.column("seq")
             first, last = pc.min(seqs).as_py(), pc.max(seqs).as_py()
             path = d / f"{first:020d}-{last:020d}.arrow"
+            n = 0
+            while late and path.exists():
+                n += 1
+                path = d / f"{first:020d}-{last:020d}.{n}.arrow"
             if path.exists():  # a retried append after a crash: same content, keep one copy
                 path.unlink()
             sink = pa.BufferOutputStream()
             with pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
             atomic_write(path, sink.getvalue().to_pybytes(), self.durable)
-            self._segments.setdefault(uid, []).append(_Segment(first, last, path))
+            segs = self._segments.setdefault(uid, [])
+            segs.append(_Segment(first, last, path, n))
+            if late:
+                segs.sort(key=lambda x: (x.first, x.late))
 
     def write_head(self, seq: int) -> None:
         """Step 3 of a commit: readers may now see entries up to ``seq``."""
+        self._check_writable()
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.dir / "HEAD", json.dumps({"seq": seq}).encode(), self.durable)
 
     def truncate_after(self, seq: int) -> int:
         """Delete segments holding entries past ``seq`` (an interrupted commit). Returns how many."""
+        self._check_writable()
         n = 0
         if not self.dir.exists():
             return 0
@@ -130,8 +221,71 @@ class EventLog:
         self._segments.clear()
         return n
 
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise WorkspaceError(f"the event log of {self.root} is open read-only")
+
+    def recover(self, committed: int, repair: bool = True) -> list[str]:
+        """Check the log's tail against the committed sequence number (from the catalog): move
+        half-written segments, segments past ``committed`` and segments that are not whole Arrow
+        files to ``torn/`` (with ``repair``; a read-only opener only skips them) and rewrite
+        HEAD. Returns the warnings, each naming a file; they are also logged."""
+        warnings: list[str] = []
+        self._bad = set()
+        if self.dir.exists():
+            for d in sorted(self.dir.iterdir()):
+                if not d.is_dir():
+                    continue
+                for p in sorted(d.iterdir()):
+                    why = self._torn(p, committed)
+                    if why is None:
+                        continue
+                    if repair:
+                        dest = self.root / "torn" / d.name / p.name
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(p, dest)
+                        warnings.append(f"log file {p} {why}: ignored (moved to {dest})")
+                    else:
+                        self._bad.add(p)
+                        warnings.append(f"log file {p} {why}: ignored")
+        head_path = self.dir / "HEAD"
+        try:
+            head = read_head(self.root)
+            if not head_path.exists() and committed > 0:
+                warnings.append(f"log head {head_path} is missing: rewritten from catalog.json (step {committed})")
+            elif head > committed:
+                warnings.append(f"log head {head_path} says step {head} but catalog.json committed step "
+                                f"{committed}: entries after step {committed} are ignored")
+        except WorkspaceError as e:
+            warnings.append(f"{e}: rewritten from catalog.json (step {committed})")
+        for w in warnings:
+            log.warning("%s", w)
+        self._segments.clear()
+        if repair:
+            self.write_head(committed)
+        return warnings
+
+    def _torn(self, p: Path, committed: int) -> str | None:
+        """Why ``p`` (a file of a stream's folder) must not be read, or None."""
+        if p.name.endswith(".tmp"):
+            return "is a half-written segment"
+        m = _SEG_RE.match(p.name)
+        if m is None:
+            return None          # not a segment: never listed, never read
+        first, last = int(m.group(1)), int(m.group(2))
+        if first > committed:
+            return f"holds steps {first}-{last}, past the committed step {committed}"
+        if last > committed:   # cannot happen with one append per file
+            raise WorkspaceError(f"log segment {p} straddles the committed step {committed}; the workspace "
+                                 f"cannot be opened safely")
+        why = segment_problem(p)
+        if why is not None:
+            return f"(steps {first}-{last}): {why}; its entries are lost"
+        return None
+
     def drop_stream(self, uid: str) -> None:
-        d = self.dir / uid
+        self._check_writable()
+        d = under(self.dir, uid)
         if d.exists():
             for p in d.iterdir():
                 p.unlink()
@@ -144,14 +298,14 @@ class EventLog:
         return read_head(self.root)
 
     def _list(self, uid: str) -> list[_Segment]:
-        d = self.dir / uid
+        d = under(self.dir, uid)
         segs = []
         if d.exists():
             for p in d.iterdir():
                 m = _SEG_RE.match(p.name)
-                if m:
-                    segs.append(_Segment(int(m.group(1)), int(m.group(2)), p))
-        segs.sort(key=lambda s: s.first)
+                if m and p not in self._bad:
+                    segs.append(_Segment(int(m.group(1)), int(m.group(2)), p, int(m.group(3) or 0)))
+        segs.sort(key=lambda s: (s.first, s.late))
         self._segments[uid] = segs
         return segs
 
@@ -161,10 +315,14 @@ class EventLog:
         if segs is None or not segs or segs[-1].last < end:
             segs = self._list(uid)
         parts = []
+        overlap = False
+        prev_last = None
         for s in segs:
             if s.last <= start or s.first > end:
                 continue
-            t = _read_file(s.path)
+            overlap = overlap or (prev_last is not None and s.first <= prev_last)
+            prev_last = s.last if prev_last is None else max(prev_last, s.last)
+            t = _read_file(s.path, schema)
             if s.first <= start or s.last > end:
                 seq = t.column("seq").to_numpy()
                 lo = int(np.searchsorted(seq, start, side="right"))
@@ -173,9 +331,19 @@ class EventLog:
             parts.append(t)
         if not parts:
             return schema.empty_table()
-        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if overlap:   # late segments: entries back in step order (stable: appends keep their order)
+            t = t.take(pc.sort_indices(t, [("seq", "ascending")]))
+        return t
 
 
-def _read_file(path: Path) -> pa.Table:
+def _read_file(path: Path, schema: pa.Schema | None = None) -> pa.Table:
     # the table keeps the mapping alive; closing it here would pull the pages from under it
-    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+    try:
+        t = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+    except (pa.ArrowException, OSError) as e:
+        raise WorkspaceError(f"log segment {path} cannot be read: {str(e)[:200]}") from None
+    if schema is not None and not t.schema.equals(schema):
+        raise WorkspaceError(f"log segment {path} does not hold this stream's entries (its columns: "
+                             f"{', '.join(f'{f.name} {f.type}' for f in t.schema)[:200]})")
+    return t

@@ -79,7 +79,7 @@ class Pumps:
         cols = [x for x in cols if x != "ROWTIME"]
         c.pumps[stmt.name] = {"name": stmt.name, "target": stmt.target, "columns": cols, "sql": stmt.query.sql,
                               "sources": sorted(sources), "started": False, "start_seq": None}
-        self.wb._commit_catalog()
+        self.wb.save_catalog()
         if stmt.started:
             self.start([stmt.name])
             return f"Pump {stmt.name} created and started"
@@ -129,9 +129,9 @@ class Pumps:
             p["start_clocks"] = {s: c.state[s].bound for s in q.streams if s in c.state}
             self.runners[n] = PumpRunner(n, p["target"], p["columns"], LocalQuery(q, c.tables, p["start_clocks"]),
                                          set(q.streams))
-            self.wb._commit_catalog()
+            self.wb.save_catalog()
             self.wb.attach(p["target"], n)      # the pump holds its target back from now on
-            self.wb._start_readers(q.streams)
+            self.wb.start_readers(q.streams)
             done.append(n)
         return done
 
@@ -144,7 +144,7 @@ class Pumps:
                 continue
             p["started"] = False
             self.runners.pop(n, None)
-            self.wb._commit_catalog()
+            self.wb.save_catalog()
             try:
                 self.wb.detach(p["target"], n)  # the target no longer waits for it
             except StreamSqlError:
@@ -154,7 +154,6 @@ class Pumps:
 
     def resume(self) -> None:
         """Rebuild started pumps in a reopened workspace (their past output is in the log)."""
-        from .runtime.local.driver import read_feeds
         from .sql import analyze
         c = self.wb.catalog
         for n in self.order([n for n, p in c.pumps.items() if p.get("started")]):
@@ -162,7 +161,7 @@ class Pumps:
             q = analyze(p["sql"], c).query
             lq = LocalQuery(q, c.tables, p.get("start_clocks") or {})
             r = PumpRunner(n, p["target"], p["columns"], lq, set(q.streams))
-            for seq, feed in read_feeds(self.wb, sorted(r.sources), p["start_seq"], self.wb.last_seq):
+            for seq, feed in self.wb.feeds(sorted(r.sources), p["start_seq"], self.wb.last_seq):
                 b = lq.process(seq, feed)
                 if b.bound is not None:
                     r.last_bound = b.bound

@@ -15,6 +15,7 @@ from . import time as T
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
 from .runtime.records import OutputRow, ReleasedBatch
+from .runtime.tracing import TraceHistory
 from .types import arrow_type, to_json_value
 
 log = logging.getLogger("streamsql")
@@ -45,13 +46,12 @@ class ContinuousQuery:
     million-row replay does not become a million Python objects; :attr:`rows` builds
     :class:`OutputRow` objects on first use."""
 
-    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int, engine: str):
+    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int):
         self.wb = wb
         self.name = name
         self.plan = plan
         self.sql = plan.sql
         self.start_seq = start_seq
-        self.engine = engine
         #: the clocks of the query's streams when it started (bounds it may rely on at once)
         self.start_clocks: dict[str, int] = {}
         self._bound_seqs: list[int] = []          # steps where the output bound changed ...
@@ -61,10 +61,12 @@ class ContinuousQuery:
         self.processed_seq = start_seq
         self.running = True
         self.error: str | None = None
-        self.trace: list[dict] = []
-        #: rows its operators refused (calculator errors, a T-sort's late rows), as
-        #: ``operators.base.OperatorError`` records at the step that refused them, in order
+        #: rows the query's operators refused (T-sort late rows, calculator errors), with the step
+        #: that refused each (``OperatorError.step``, ``OperatorError.stream`` its STREAM_NAME), in
+        #: step order; they are also rows of ``ERRORS``
         self.errors: list = []
+        #: the per-step trace (runtime/tracing.py): the last ``wb.trace_steps`` StepTrace records
+        self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._state_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
@@ -77,18 +79,26 @@ class ContinuousQuery:
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
 
+    @property
+    def engine(self) -> str:
+        """The name of the runtime the query runs on (``spark`` or ``local``)."""
+        return self.wb.runtime.name
+
     # ------------------------------------------------------------------ results
 
     @property
     def columns(self) -> list[str]:
+        """Names of the select list's columns (ROWTIME not among them), in order."""
         return [f.name for f in self.plan.columns]
 
     @property
     def fields(self) -> list[Field]:
+        """The select list's columns with their SQL types."""
         return list(self.plan.columns)
 
     @property
     def rows(self) -> list[OutputRow]:
+        """Every row released so far, in release order."""
         with self._lock:
             while self._materialised < len(self._chunks):
                 t = self._chunks[self._materialised]
@@ -106,13 +116,15 @@ class ContinuousQuery:
 
     def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
         """Row by row (the local runtime)."""
+        batches = list(batches)
+        errors = []
+        for b in batches:
+            for stream, e in b.errors:
+                e.stream = e.stream or stream
+                errors.append(e)
+        self._deliver_errors(errors)
         batches = [b for b in batches if b.rows or b.errors or (b.bound is not None and b.bound != self.output_bound)
                    or b.seq > self.processed_seq]
-        with self._lock:
-            for b in batches:
-                for stream, e in b.errors:
-                    e.stream = e.stream or stream
-                    self.errors.append(e)
         rows = [r for b in batches for r in b.rows]
         table = None
         if rows:
@@ -122,6 +134,12 @@ class ContinuousQuery:
                                          schema=self.schema)
         bounds = {b.seq: b.bound for b in batches if b.bound is not None}
         self._append(table, bounds, batches)
+
+    def _deliver_errors(self, errors: list) -> None:
+        """Rows the query's operators refused (``OperatorError``), in step order."""
+        if errors:
+            with self._lock:
+                self.errors.extend(errors)
 
     def _deliver_table(self, table: pa.Table, bounds) -> None:
         """A released chunk in columns (the Spark sink); ``bounds`` is ``(steps, values)`` of
@@ -140,8 +158,7 @@ class ContinuousQuery:
         """Write released rows to files in ``path`` (``parquet`` or ``csv``) as they are released:
         through Spark on the Spark engine, with pyarrow on the local one. Rows already released
         are written at once; a reopened workspace carries on where the files stop."""
-        from .sinks import FileSink
-        sink = FileSink(self, Path(path), format)
+        sink = self.wb.runtime.file_sink(self, Path(path), format)
         with self._lock:
             self._sinks.append(sink)
             chunks = list(self._chunks)
@@ -203,6 +220,7 @@ class ContinuousQuery:
         self._listeners.append(f)
 
     def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
+        """Remove a callback added with :meth:`on_release`."""
         if f in self._listeners:
             self._listeners.remove(f)
 
@@ -211,6 +229,7 @@ class ContinuousQuery:
         self._state_listeners.append(f)
 
     def off_state(self, f: Callable[[], None]) -> None:
+        """Remove a callback added with :meth:`on_state`."""
         if f in self._state_listeners:
             self._state_listeners.remove(f)
 
@@ -222,6 +241,7 @@ class ContinuousQuery:
                 log.exception("state listener of query %s failed", self.name)
 
     def values(self, row: OutputRow) -> dict:
+        """A released row's values by column name, as JSON values (the replay format's ``values``)."""
         return {f.name: to_json_value(v, f.type) for f, v in zip(self.plan.columns, row.values)}
 
     def to_pandas(self):
@@ -239,15 +259,22 @@ class ContinuousQuery:
 
     def wait(self, timeout: float | None = None) -> "ContinuousQuery":
         """Block until the query has processed every event committed so far (and its foreign
-        streams have read the files present now)."""
-        self.wb.wait_readers(self.plan.streams)
-        self.wb.runtime.wait(self, timeout)
+        streams have read the files present now). An interrupt (Ctrl-C, the kernel's ■) stops
+        the waiting, not the query: it raises ``KeyboardInterrupt`` and the query goes on."""
+        try:
+            self.wb.wait_readers(self.plan.streams)
+            self.wb.runtime.wait(self, timeout)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"stopped waiting for query {self.name}; it keeps running (step "
+                                    f"{self.processed_seq} of {self.wb.last_seq} processed)") from None
         if self.error:
             raise StreamSqlError(f"query {self.name} failed: {self.error}")
         return self
 
     def stop(self) -> None:
-        self.wb.stop_query(self.name)
+        """Stop this query (one that a rerun replaced under the same name is already stopped)."""
+        if self.wb.queries.get(self.name) is self:
+            self.wb.stop_query(self.name)
 
     def __repr__(self):
         state = "running" if self.running else "stopped"

@@ -2,8 +2,10 @@
 
 Each chunk of released rows becomes one file named by its first and last step, so a chunk
 delivered twice (a resumed query replays what it released) rewrites the same file; the sink
-also remembers the last step it wrote and skips anything at or before it. On the Spark engine
-the files are written by Spark (one directory per chunk), on the local engine by pyarrow.
+also remembers the last step it wrote and skips anything at or before it. Each runtime writes
+the files its own way (``Runtime.file_sink``): Spark one directory per chunk
+(:mod:`~streamsql.engine.runtime.spark.sinks`), the local runtime one file with pyarrow
+(:mod:`~streamsql.engine.runtime.local.sinks`).
 """
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..engine.errors import StreamSqlError
+from .errors import StreamSqlError, WorkspaceError
 
 FORMATS = ("parquet", "csv")
 
 
 class FileSink:
+    """Appends a query's released rows to files in ``path``, skipping steps already written."""
+
     def __init__(self, query, path: Path, format: str):
         if format not in FORMATS:
             raise StreamSqlError(f"unknown sink format {format!r}; use one of {', '.join(FORMATS)}")
@@ -27,7 +31,7 @@ class FileSink:
         self.format = format
         self.path.mkdir(parents=True, exist_ok=True)
         self._mark = self.path / "_streamsql_sink.json"
-        self.last_step = json.loads(self._mark.read_text())["last_step"] if self._mark.exists() else -1
+        self.last_step = _last_step(self._mark) if self._mark.exists() else -1
 
     def _columns(self, t: pa.Table) -> pa.Table:
         fields = self.q.fields
@@ -50,18 +54,22 @@ class FileSink:
                 continue
             first, last = t.column("step")[0].as_py(), t.column("step")[-1].as_py()
             name = f"steps-{first:012d}-{last:012d}"
-            out = self._columns(t)
-            if self.q.engine == "spark":
-                from .runtime.spark.session import get_session
-                df = get_session().createDataFrame(out)
-                w = df.coalesce(1).write.mode("overwrite")
-                (w.option("header", "true").csv if self.format == "csv" else w.parquet)(str(self.path / name))
-            else:
-                if self.format == "parquet":
-                    import pyarrow.parquet as pq
-                    pq.write_table(out, self.path / f"{name}.parquet")
-                else:
-                    import pyarrow.csv as pcsv
-                    pcsv.write_csv(out, self.path / f"{name}.csv")
+            self.write_files(self._columns(t), name)
             self.last_step = last
             self._mark.write_text(json.dumps({"last_step": last}))
+
+    def write_files(self, table: pa.Table, name: str) -> None:
+        """Write one chunk (``STEP, ROWTIME`` and the select list) as ``name`` (the runtime's
+        subclass: rewriting the same name replaces it)."""
+        raise NotImplementedError
+
+
+def _last_step(mark: Path) -> int:
+    try:
+        step = json.loads(mark.read_bytes())["last_step"]
+    except (ValueError, TypeError, KeyError) as e:
+        raise WorkspaceError(f"{mark} is not a streamsql sink mark ({type(e).__name__}); remove it to "
+                             f"write every released row again") from None
+    if not isinstance(step, int):
+        raise WorkspaceError(f"{mark} is not a streamsql sink mark (last_step {step!r:.40})")
+    return step

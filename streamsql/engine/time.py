@@ -96,6 +96,11 @@ def parse_timestamp(text: str, *, day: int | None = None) -> int:
     raise TimeFormatError(f"invalid timestamp {text!r}; expected {expected}")
 
 
+def is_time_of_day(text) -> bool:
+    """Whether ``text`` is a short ``HH:MM[:SS[.fff]]`` (a time that needs a date from a clock)."""
+    return isinstance(text, str) and _TIME_RE.match(text) is not None
+
+
 def from_datetime(d: _dt.datetime) -> int:
     if d.tzinfo is not None:
         d = d.astimezone(_dt.timezone.utc).replace(tzinfo=None)

@@ -3,7 +3,8 @@ and the seed's step tables (Step | input streams | Output).
 
 The per-event records themselves are kept by the workbench (``Workbench.event_trace``: each
 event's outcome, the stream clock before and after, eclipsed bounds) and by each query
-(``ContinuousQuery.trace``: operator presents, output bounds, held rows).
+(``ContinuousQuery.trace``: typed step records, ``runtime/tracing.py``, whose one formatter,
+:func:`describe_wait`, is re-exported here).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 
 from . import time as T
 from .catalog import Outcome
+from .runtime.tracing import describe_reason, describe_wait  # noqa: F401  (the trace's words)
 from .types import format_value, to_json_value
 
 

@@ -7,26 +7,34 @@ hands back the rows it released with the step that released them.
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import numpy as np
 import pyarrow as pa
 
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import EventError, LateRowError, SqlError, StreamSqlError
+from .errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
+                     WorkspaceError, one_line)
 from .expr import CalcError, compile_expr
-from .log import EventLog, atomic_write, entry_schema
+from .journal import Journal
+from .lock import WorkspaceLock
+from .log import EventLog, atomic_write, entries_table, read_feeds
+from .paths import check_path_name, check_sql_name
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
-from .runtime.base import Runtime, make_runtime
+from .runtime.base import Runtime
+from .runtime.engines import check_engine, make_runtime
+from .workspace import CATALOG_VERSION, read_catalog
 
 log = logging.getLogger("streamsql")
 
@@ -34,51 +42,88 @@ log = logging.getLogger("streamsql")
 class Workbench:
     """Open a workspace (a directory; a temporary one when None) and run streaming SQL in it.
 
-    ``engine`` is ``"spark"`` (the product: PySpark on ``master``, default ``local[*]``) or
-    ``"local"`` (in-process, for tests and as the oracle). ``buckets`` spreads every stateful
+    ``engine`` is ``"spark"`` (the product: PySpark on ``master``; when None, the environment's
+    ``STREAMSQL_MASTER``, else ``local[*]``) or ``"local"`` (in-process, for tests and as the
+    oracle). ``buckets`` spreads every stateful
     operator over that many key buckets; ``batch_events`` caps events per Spark micro-batch;
-    ``trace=False`` skips the per-event operator trace (for bulk replays); ``reader="parallel"``
+    ``trace=False`` skips the per-event operator trace (for bulk replays), ``trace_steps`` bounds
+    how many steps of it each query keeps (the last ones); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
     reader that gives the quickest one-event steps.
+
+    One process writes a workspace at a time (a lock file names it); ``read_only=True`` opens a
+    workspace another process writes: catalog, clocks, history and relational queries, as of
+    the last :meth:`refresh`; every write raises a :class:`WorkspaceError`.
     """
 
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
-                 reader: str = "simple"):
-        if engine not in ("spark", "local"):
-            raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
+                 reader: str = "simple", read_only: bool = False, trace_steps: int = 10_000):
+        check_engine(engine)
         self._tmp = None
+        self._ws_lock: WorkspaceLock | None = None
+        self.read_only = bool(read_only)
         if workspace is None:
+            if self.read_only:
+                raise WorkspaceError("a read-only workbench needs the path of an existing workspace")
             self._tmp = tempfile.mkdtemp(prefix="streamsql-")
             workspace = self._tmp
         self.path = Path(workspace).resolve()
-        self.path.mkdir(parents=True, exist_ok=True)
+        if self.read_only:
+            if not (self.path / "catalog.json").is_file():
+                raise WorkspaceError(f"no workspace at {self.path} (no catalog.json) to open read-only")
+        else:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
+            self._ws_lock = WorkspaceLock(self.path).acquire()
+        try:
+            self._open(engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps)
+        except BaseException:
+            self._release()
+            raise
+
+    def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps) -> None:
         self.engine = engine
-        self.master = master
+        #: the Spark master URL (None: ``local[*]``); a cluster's workers must read ``path``
+        self.master = master or os.environ.get("STREAMSQL_MASTER") or None
         self.buckets = max(1, int(buckets))
         self.batch_events = batch_events
         if reader not in ("simple", "parallel"):
             raise ValueError(f"reader must be 'simple' or 'parallel', not {reader!r}")
         self.reader = reader
         self.spark_conf = dict(spark_conf or {})
-        self.log = EventLog(self.path, durable=durable)
+        self.log = EventLog(self.path, durable=durable, read_only=self.read_only)
+        #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
+        self.journal = Journal(self.path, durable=durable)
         self.durable = durable
-        #: keep a per-event trace of every query (operator presents, held rows and why)
+        #: keep a per-event trace of every query (operator presents, held rows and why) ...
         self.trace = trace
+        #: ... of its last ``trace_steps`` steps
+        self.trace_steps = max(0, int(trace_steps)) if trace else 0
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
+        #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
+        self.load_trace: list[tuple[str, pa.Table]] = []
         self._lock = threading.RLock()
         self._runtime: Runtime | None = None      # made on first use (Spark starts lazily)
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
         self._inject_listeners: list = []
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
+        #: what opening the workspace found wrong and repaired (a torn log tail): one line each
+        self.open_warnings: list[str] = []
+        if self._ws_lock is not None and self._ws_lock.took_over:
+            self.open_warnings.append(self._ws_lock.took_over)
+            log.warning("%s", self._ws_lock.took_over)
         self.catalog = self._open_catalog()
         from .pumps import Pumps
         self.pumps = Pumps(self)
-        self.pumps.resume()
-        self._resume_queries()
+        if not self.read_only:     # a reader runs nothing: no pumps, no queries
+            self.pumps.resume()
+            self._resume_queries()
 
     # ------------------------------------------------------------------ workspace
 
@@ -89,23 +134,40 @@ class Workbench:
     def _open_catalog(self) -> Catalog:
         p = self._catalog_path
         if not p.exists():
+            if any((self.path / "log").glob("*/*.arrow")):
+                raise WorkspaceError(f"{self.path} has an event log but no catalog.json: it cannot be opened "
+                                     f"(restore catalog.json, or move the folder away to start afresh)")
             c = Catalog()
-            self._commit_catalog(c)
+            self.save_catalog(c)
             return c
-        j = json.loads(p.read_text())
-        c = Catalog.from_json(j["catalog"])
-        self._query_defs = j.get("queries", {})
-        self._query_counter = j.get("query_counter", 0)
-        dropped = self.log.truncate_after(c.next_seq - 1)
-        if dropped:
-            log.info("workspace %s: removed %d uncommitted log segments", self.path, dropped)
-        self.log.write_head(c.next_seq - 1)
+        c, self._query_defs, self._query_counter, journal = read_catalog(p)
+        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only)
+        active = [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
+        if self.journal.restore(journal, c.next_seq - 1, active, repair=not self.read_only):
+            log.info("workspace %s: removed uncommitted journal segments", self.path)
         return c
 
-    def _commit_catalog(self, c: Catalog | None = None) -> None:
+    def refresh(self) -> None:
+        """Read-only workbench: see what the writer has committed since (catalog, clocks, log)."""
+        if not self.read_only:
+            return
+        with self._lock:
+            self.open_warnings = []
+            self.catalog = self._open_catalog()
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise WorkspaceError(f"this workbench is read-only ({self.path}): {what} needs the workspace's "
+                                 f"writer; open it with Workbench(path) once no other process has it")
+
+    def save_catalog(self, c: Catalog | None = None) -> None:
+        """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
+        after a change of definitions, or as step 2 of :meth:`commit`."""
+        self._writable("writing the catalog")
         c = c or self.catalog
-        data = {"version": 1, "catalog": c.to_json(), "queries": self._query_defs,
-                "query_counter": self._query_counter}
+        self.journal.before_commit()
+        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self._query_defs,
+                "query_counter": self._query_counter, "journal": self.journal.to_json()}
         atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
 
     def close(self) -> None:
@@ -116,8 +178,15 @@ class Workbench:
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
+        self._release()
+
+    def _release(self) -> None:
+        if self._ws_lock is not None:
+            self._ws_lock.release()
+            self._ws_lock = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def __enter__(self):
         return self
@@ -134,32 +203,53 @@ class Workbench:
 
     @property
     def in_process(self) -> bool:
-        """Whether events must pass through the runtime (and pumps) before their commit."""
-        return self._runtime is not None and self._runtime.in_process
+        """Whether events must pass through the runtime or pumps before their commit
+        (:meth:`process_before_commit`)."""
+        return bool(self.pumps.runners) or (self._runtime is not None and self._runtime.in_process)
 
     def record_sink(self, query: str, path: str, fmt: str) -> None:
         """Remember that ``query`` writes its rows to ``path`` (resumed with the workspace)."""
+        self._writable("write_to")
         self._query_defs.get(query, {}).setdefault("sinks", []).append([path, fmt])
-        self._commit_catalog()
+        self.save_catalog()
 
     # ------------------------------------------------------------------ statements
 
-    def execute(self, sql: str, *, name: str | None = None) -> list[Result]:
+    def execute(self, sql: str, *, name: str | None = None, replace: bool = False) -> list[Result]:
         """Run one or more statements. A SELECT STREAM starts a continuous query (``name`` names
-        the first one). Errors carry the position in ``sql``; statements before the failing one
-        stay done, the failing one changes nothing."""
+        the first one; ``replace`` stops a running query of that name first, else the name in
+        use is a :class:`NameInUseError`). Errors carry the position in ``sql``; statements
+        before the failing one stay done, the failing one changes nothing."""
         from .sql import analyze, split_script
+        if name is not None:
+            check_path_name(name, "query")   # before anything runs: a bad name changes nothing
         results = []
         for st in split_script(sql):
-            stmt = analyze(st, self.catalog, script=sql)
-            results.append(self._run(stmt, name))
+            try:
+                stmt = analyze(st, self.catalog, script=sql)
+            except RecursionError:
+                raise SqlError("Statement nested too deeply to analyze (simplify its expressions or "
+                               "sub-queries)", st.line, st.col, sql) from None
+            try:
+                _check_names(stmt)
+                results.append(self._run(stmt, name, replace))
+            except (SqlError, BadNameError) as e:
+                if isinstance(e, SqlError) and e.line is not None and e.sql is not None:
+                    raise
+                # an error the catalog raised: at the statement (or where the error says)
+                line, col = ((e.line, e.col) if isinstance(e, SqlError) and e.line is not None
+                             else (_pos(stmt) or (st.line, st.col)))
+                raise SqlError(getattr(e, "message", str(e)), line, col, sql) from None
+            except RecursionError:
+                raise SqlError("Statement nested too deeply to run (simplify its expressions or "
+                               "sub-queries)", st.line, st.col, sql) from None
             if results[-1].query is not None:
                 name = None
         return results
 
-    def query(self, sql: str, name: str | None = None) -> ContinuousQuery:
+    def query(self, sql: str, name: str | None = None, *, replace: bool = False) -> ContinuousQuery:
         """Start the continuous query in ``sql`` (one SELECT STREAM statement)."""
-        res = self.execute(sql, name=name)
+        res = self.execute(sql, name=name, replace=replace)
         qs = [r.query for r in res if r.query is not None]
         if len(qs) != 1:
             raise SqlError("query() needs exactly one SELECT STREAM statement")
@@ -169,7 +259,19 @@ class Workbench:
         return [q.name for q in self.queries.values() if q.running and
                 (name in q.plan.streams or name in q.plan.tables)]
 
-    def _run(self, stmt: Statement, name: str | None) -> Result:
+    def _run(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
+        committed = self.catalog.next_seq - 1
+        try:
+            return self._run_statement(stmt, name, replace)
+        except OSError as e:   # a catalog write that failed (disk full): back to the last commit
+            with self._lock:
+                self._undo_append(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
+                                  events=False, pumps=isinstance(stmt, (CreatePump, AlterPump, Drop)))
+
+    def _run_statement(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
+        if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
+            words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
+            self._writable(f"{words} (only relational SELECTs run on a read-only workbench)")
         with self._lock:
             c = self.catalog
             if isinstance(stmt, CreateStream):
@@ -183,12 +285,12 @@ class Workbench:
                 c.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
                                 in_use=self._in_use(stmt.name),
                                 foreign=dict(stmt.foreign) if stmt.foreign is not None else None)
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"Stream {stmt.name} created")
             if isinstance(stmt, CreateTable):
                 c.create_table(stmt.name, [Field(col.name, col.type) for col in stmt.columns],
                                or_replace=stmt.or_replace, sql=stmt.sql, in_use=self._in_use(stmt.name))
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"Table {stmt.name} created")
             if isinstance(stmt, CreateView):
                 from .sql import analyze
@@ -199,7 +301,7 @@ class Workbench:
                 self._promote(promoted, stmt)
                 c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
                               sql=stmt.sql)
-                self._commit_catalog()
+                self.save_catalog()
                 return Result(stmt, f"View {stmt.name} created")
             if isinstance(stmt, Drop):
                 if stmt.kind == "PUMP" and stmt.name in c.pumps:
@@ -211,19 +313,28 @@ class Workbench:
                                        f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
                                        *(_pos(stmt)))
                 d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
+                self.save_catalog()      # first: a failed commit must not have lost the stream's log
                 if d is not None and stmt.kind == "STREAM":
                     self.log.drop_stream(d.uid)
-                self._commit_catalog()
                 return Result(stmt, f"{stmt.kind.title()} {stmt.name} dropped")
             if isinstance(stmt, InsertValues):
                 return self._insert_values(stmt)
             if isinstance(stmt, SelectStatement):
                 if not stmt.query.is_stream:
-                    # relational SELECT (issue 7): evaluated at once over tables, VALUES and history
-                    from .relational import run_relational
-                    return run_relational(self, stmt)
-                q = self._start_query(stmt.query, name)
-                return Result(stmt, f"Query {q.name} started", query=q)
+                    # relational SELECT (issue 7): evaluated at once over tables, VALUES and history.
+                    # A calculator error in it (SEMANTICS.md 1) fails the statement with the error's
+                    # message: it answers once, so there is no running query to keep going and no
+                    # step to put the error at
+                    from .relational import relation_result
+                    try:
+                        rows = self.runtime.relational(stmt.query.root)
+                    except CalcError as err:
+                        raise SqlError(f"The query cannot be computed: {err.describe()}") from None
+                    return relation_result(stmt, rows)
+                replaced = replace and name in self.queries and self.queries[name].running
+                q = self._start_query(stmt.query, name, replace=replace)
+                return Result(stmt, f"Query {q.name} replaced: the one running before was stopped" if replaced
+                              else f"Query {q.name} started", query=q)
             if isinstance(stmt, CreatePump):
                 return Result(stmt, self.pumps.create(stmt))
             if isinstance(stmt, AlterPump):
@@ -242,13 +353,13 @@ class Workbench:
                 by = _row_values(stmt, i, vals)
                 rows.append(tuple(by.get(f.name) for f in t.fields))
             c.insert_table_rows(stmt.target, rows)
-            self._commit_catalog()
+            self.save_catalog()
             return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
         events = []
         for i, vals in enumerate(stmt.rows):
             by = _row_values(stmt, i, vals)
-            rt = by.pop("ROWTIME", None)
-            events.append(Event(stmt.target, "row", rt if rt is not None else now_ms(), by))
+            rt = by.pop("ROWTIME", None)       # none: the stream clock; 'HH:MM' or 'now': see _time
+            events.append(Event(stmt.target, "row", rt if isinstance(rt, int) else self._time(stmt.target, rt), by))
         outcomes = self.inject(events)
         bad = [o for o in outcomes if o.status in ("late", "error")]
         ok = len(outcomes) - len(bad)
@@ -273,16 +384,16 @@ class Workbench:
                                f"{col} before its first reader starts", *(_pos(stmt) if stmt is not None else ()))
             f["rowtime_column"] = col
         if promoted:
-            self._commit_catalog()
+            self.save_catalog()
 
-    def _start_readers(self, streams) -> None:
-        """Foreign streams start reading their files when their first reader starts."""
-        from .foreign import FileReader
+    def start_readers(self, streams) -> None:
+        """Foreign streams start reading their files when their first reader (a query or a
+        pump) starts."""
         for s in streams:
             d = self.catalog.streams.get(s)
             if d is None or d.foreign is None or s in self.readers:
                 continue
-            r = self.readers[s] = FileReader(self, s)
+            r = self.readers[s] = self.runtime.foreign_reader(s)
             r.start()
 
     def wait_readers(self, streams=None) -> None:
@@ -291,7 +402,10 @@ class Workbench:
             if streams is None or s in streams:
                 r.wait()
 
-    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None) -> ContinuousQuery:
+    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
+                     replace: bool = False) -> ContinuousQuery:
+        if name is not None:
+            check_path_name(name, "query")
         if name is None:
             self._query_counter += 1
             name = f"q{self._query_counter}"
@@ -299,10 +413,13 @@ class Workbench:
                 self._query_counter += 1
                 name = f"q{self._query_counter}"
         elif name in self.queries and self.queries[name].running:
-            raise SqlError(f"a query named {name} is already running; stop it or choose another name")
+            if not replace:
+                raise NameInUseError(f"a query named {name} is already running; stop it (stop_query({name!r}), "
+                                     f"%streamsql stop {name}) or choose another name")
+            self.stop_query(name)
         # ``start_seq`` (benchmarks, tests): read the log from an earlier step, from empty clocks
         start = self.catalog.next_seq - 1 if start_seq is None else start_seq
-        q = ContinuousQuery(self, name, plan, start, self.engine)
+        q = ContinuousQuery(self, name, plan, start)
         if start_seq is None:
             q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
         self._promote(plan.promoted)
@@ -310,11 +427,13 @@ class Workbench:
         self.queries[name] = q
         self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
                                   "running": True, "start_clocks": q.start_clocks}
-        self._commit_catalog()
-        self._start_readers(plan.streams)
+        self.save_catalog()
+        self.start_readers(plan.streams)
         return q
 
     def stop_query(self, name: str) -> None:
+        """Stop the continuous query ``name``; its released rows stay readable on the query object."""
+        self._writable("stop_query")
         q = self.queries.get(name)
         if q is None:
             raise StreamSqlError(f"no query named {name}; queries: {', '.join(self.queries) or 'none'}")
@@ -322,12 +441,18 @@ class Workbench:
             self.runtime.stop(q)
             q.running = False
         self._query_defs.get(name, {})["running"] = False
-        self._commit_catalog()
+        self.save_catalog()
         q._state_changed()
 
     def _resume_queries(self) -> None:
         for name, d in list(self._query_defs.items()):
             if not d.get("running"):
+                continue
+            try:
+                check_path_name(name, "query")
+            except StreamSqlError as e:   # a workspace made before names were checked
+                log.warning("query %s was not resumed: %s", name, e)
+                d["running"] = False
                 continue
             from .sql import analyze
             try:
@@ -336,47 +461,131 @@ class Workbench:
                 log.warning("query %s could not be resumed: %s", name, e)
                 d["running"] = False
                 continue
-            q = ContinuousQuery(self, name, stmt.query, d["start_seq"], d.get("engine", self.engine))
+            q = ContinuousQuery(self, name, stmt.query, d["start_seq"])
             q.start_clocks = d.get("start_clocks", {})
             self.queries[name] = q
-            from .sinks import FileSink
-            q._sinks = [FileSink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
-            self.runtime.start(q, resume=True)
-            self._start_readers(q.plan.streams)
+            try:
+                q._sinks = [self.runtime.file_sink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
+                self.runtime.start(q, resume=True)
+            except WorkspaceError as e:   # e.g. a damaged log segment: the query fails, the workspace opens
+                self.runtime.stop(q)
+                q.running, q.error = False, str(e)
+                self.open_warnings.append(f"query {name} could not be resumed: {e}")
+                log.warning("query %s could not be resumed: %s", name, e)
+                continue
+            self.start_readers(q.plan.streams)
 
     # ------------------------------------------------------------------ injection
 
     def inject(self, events: Iterable[Event]) -> list[Outcome]:
         """Inject events in order as one durable append; returns each event's outcome (nothing
         raises for bad events: see ``Outcome.status``)."""
+        self._writable("injecting events")
         with self._lock:
             c = self.catalog
+            committed = c.next_seq - 1
             feeds: list[tuple[int, dict[str, list[LogEntry]]]] = []
             outcomes = []
-            tables: dict[str, list[LogEntry]] = {}
-            for ev in events:
-                seq = c.next_seq
-                c.next_seq += 1
-                out: dict[str, list[LogEntry]] = {}
-                o = c.apply(ev, seq, out)
-                outcomes.append(o)
-                if out:
-                    self._process_inline(seq, out)
-                if out:
-                    feeds.append((seq, out))
-                    for s, entries in out.items():
-                        tables.setdefault(s, []).extend(entries)
-                if self.trace:
-                    self._trace_event(o)
-            if not outcomes:
-                return outcomes
-            self.log.write_segments({c.streams[s].uid: self._entries_table(s, es) for s, es in tables.items()})
-            self._commit_catalog()
-            self.log.write_head(c.next_seq - 1)
-            if self._runtime is not None:
-                self._runtime.notify(feeds, c.next_seq - 1)
+            try:
+                tables: dict[str, list[LogEntry]] = {}
+                for ev in events:
+                    seq = c.next_seq
+                    c.next_seq += 1
+                    out: dict[str, list[LogEntry]] = {}
+                    o = c.apply(ev, seq, out)
+                    outcomes.append(o)
+                    if out:
+                        self.process_before_commit(seq, out)
+                        feeds.append((seq, out))
+                        for s, entries in out.items():
+                            tables.setdefault(s, []).extend(entries)
+                    if self.trace:
+                        self._trace_event(o)
+                if not outcomes:
+                    return outcomes
+                self.journal.record(outcomes, c)
+                self.write_commit(tables)
+            except BaseException as e:
+                self._undo_append(committed, e, f"the append of {len(outcomes)} event(s)")
+            self._committed(feeds)
         self._injected(outcomes)
         return outcomes
+
+    # ------------------------------------------------------------------ the commit API (bulk loads, pumps, foreign streams)
+
+    def commit(self, entries: dict[str, list[LogEntry]], feeds: list) -> None:
+        """Make the events up to ``catalog.next_seq - 1`` durable and visible, in the log's
+        order (:mod:`~streamsql.engine.log`): the stream-log ``entries`` not written yet, the
+        catalog snapshot (:meth:`write_commit`), then HEAD and the runtime hears of ``feeds``
+        (``[(seq, {stream: entries})]``, the events just committed, for runtimes that want them).
+        A failure before the catalog is written leaves the caller to undo the append."""
+        self.write_commit(entries)
+        self._committed(feeds)
+
+    def write_commit(self, entries: dict[str, list[LogEntry]]) -> None:
+        """Steps 1 and 2 of :meth:`commit`: the stream-log entries, then the catalog snapshot
+        (the commit point)."""
+        c = self.catalog
+        if entries:
+            self.log.write_segments({c.streams[s].uid: entries_table(c.streams[s].fields, es)
+                                     for s, es in entries.items() if es})
+        self.save_catalog()
+
+    def feeds(self, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
+        """The committed stream-log entries of ``streams`` with ``start < step <= end``, grouped
+        by event (what in-process queries and pumps replay when a workspace reopens)."""
+        return read_feeds(self.log, self.catalog, streams, start, end)
+
+    def _committed(self, feeds: list) -> None:
+        """After the catalog commit: HEAD (readers may see the append), then the runtime."""
+        head = self.catalog.next_seq - 1
+        try:
+            self.log.write_head(head)
+        except OSError as e:   # committed all the same: the next commit or open rewrites HEAD
+            log.warning("workspace %s: step %d is committed but log/HEAD could not be written (%s); "
+                        "Spark queries see it after the next append", self.path, head, e.strerror or e)
+        if self._runtime is not None:
+            self._runtime.notify(feeds, head)
+
+    def _undo_append(self, committed: int, e: BaseException, what: str, events: bool = True,
+                     pumps: bool = True) -> None:
+        """An append (or statement) that failed before its commit: the workbench goes back to the
+        workspace's last commit (catalog from disk, log tail removed, in-process queries and pumps
+        rebuilt from the log) and the error is raised: a write that failed for lack of space is a
+        WorkspaceError saying nothing of it was kept."""
+        on_disk = read_catalog(self._catalog_path)[0].next_seq - 1 if self._catalog_path.exists() else 0
+        if on_disk != committed:
+            # the commit itself happened (only a later fsync failed): it is kept, and the next append
+            # writes HEAD and hands the queries what this one released
+            raise WorkspaceError(f"workspace {self.path}: {what} was committed (up to step {on_disk}) but "
+                                 f"writing reported an error after it: {e}") from e
+        self.catalog, self._query_defs, self._query_counter, journal = read_catalog(self._catalog_path)
+        self.log.truncate_after(committed)
+        active = [d.uid for n, d in self.catalog.streams.items() if not d.system and _has_events(self.catalog.state[n])]
+        self.journal.restore(journal, committed, active)
+        (self.path / "catalog.json.tmp").unlink(missing_ok=True)
+        for name, q in list(self.queries.items()):   # queries the failed statement started
+            d = self._query_defs.get(name)
+            if q.running and (d is None or not d.get("running")):
+                self.runtime.stop(q)
+                q.running = False
+                if d is None:
+                    del self.queries[name]
+        if events and self._runtime is not None:   # queries that saw the events in-process
+            self._runtime.rebuild(committed)
+        if events or pumps:
+            self.pumps.runners.clear()
+            self.pumps.resume()
+        self.event_trace = [t for t in self.event_trace if t["step"] <= committed]
+        self.load_trace = [(s, t) for s, t in self.load_trace
+                           if not t.num_rows or t.column("step")[0].as_py() <= committed]
+        if isinstance(e, OSError):
+            log.error("workspace %s: %s failed and was undone: %s", self.path, what, e)
+            full = e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+            raise WorkspaceError(f"{'could not write to' if full else 'failed in'} the workspace {self.path}: "
+                                 f"{e.strerror or e}; {what} was undone (nothing of it is in the log, which is "
+                                 f"as of step {committed}){'; free space and try again' if full else ''}") from None
+        raise e
 
     def on_inject(self, f: Callable[[list], None]) -> None:
         """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
@@ -384,6 +593,7 @@ class Workbench:
         self._inject_listeners.append(f)
 
     def off_inject(self, f) -> None:
+        """Remove a callback added with :meth:`on_inject`."""
         if f in self._inject_listeners:
             self._inject_listeners.remove(f)
 
@@ -394,16 +604,33 @@ class Workbench:
             except Exception:  # a broken view must not break injection
                 log.exception("inject listener failed")
 
-    def _process_inline(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
-        """Queries that run in-process see the event before it is committed, so that rows their
-        operators refuse (T-sort late rows) reach the error stream at the same step. Queries on
-        the error stream itself see it after those rows were added."""
+    def process_before_commit(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
+        """Pumps and queries that run in-process see the event before it is committed, so that
+        what pumps insert and rows operators refuse (T-sort late rows) enter their streams at
+        the same step. Queries on the error stream itself see it after those rows were added."""
         self.pumps.process_inline(seq, out)
         for readers_of_errors in (False, True):
             if self._runtime is None:
                 continue
             for q, stream, err in self._runtime.process_inline(seq, out, readers_of_errors):
                 self.catalog.report_operator_error(seq, stream, q.name, err, out)
+
+    def commit_operator_errors(self, q: ContinuousQuery, errors: list) -> None:
+        """Rows a runtime's operator refused after their event was committed (the Spark runtime
+        learns them from its stages): ``errors`` are ``(input stream, OperatorError)``. They go to
+        the error stream in an error-only commit: no new step; each row keeps the step that
+        refused it (its ``STEP`` and its place in the stream log)."""
+        from .catalog import ERROR_STREAM
+        with self._lock:
+            out: dict[str, list[LogEntry]] = {}
+            for stream, err in errors:
+                self.catalog.report_operator_error(err.step, stream, q.name, err, out)
+            entries = out.get(ERROR_STREAM, [])
+            if not entries:
+                return
+            uid = self.catalog.streams[ERROR_STREAM].uid
+            self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)}, late=True)
+            self.save_catalog()
 
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":
@@ -415,21 +642,20 @@ class Workbench:
         boolean ``BOUND`` column marks punctuation. ``progress(done, total)`` is called per chunk.
         """
         from .bulk import load_columns
+        self._writable("loading events")
         with self._lock:
             d = self.catalog.stream(stream) if stream is not None else None
-            res = load_columns(self, d, data, rowtime, chunk, progress)
+            committed = self.catalog.next_seq - 1
+            self._load_started = False
+            try:
+                res, feeds = load_columns(self, d, data, rowtime, chunk, progress)
+            except BaseException as e:
+                if not self._load_started:    # refused while checking the data: nothing changed
+                    raise
+                self._undo_append(committed, e, "the load")
+            self._committed(feeds)
         self._injected(res)
         return res
-
-    def _entries_table(self, stream: str, entries: list[LogEntry]) -> pa.Table:
-        d = self.catalog.streams[stream]
-        schema = entry_schema(d.fields)
-        n = len(d.fields)
-        cols = [[e.seq for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
-                [e.clock for e in entries]]
-        for i in range(n):
-            cols.append([None if e.values is None else e.values[i] for e in entries])
-        return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(cols, schema)], schema=schema)
 
     def _trace_event(self, o: Outcome) -> None:
         self.event_trace.append({
@@ -438,6 +664,45 @@ class Workbench:
             "values": o.event.values, "status": o.status, "message": o.message, "clock": o.clock,
             "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,
             "eclipsed": o.status == "eclipsed"})
+
+    def traced_events(self, after: int = 0, streams=None, last: int | None = None) -> list[dict]:
+        """The per-event records (``event_trace``'s form) of the events after step ``after`` on
+        ``streams`` (all when None), in step order, bulk loads included; ``last`` keeps only the
+        last ones (a loaded million stays columns until asked for)."""
+        keep = None if streams is None else set(streams)
+        recs = [r for r in list(self.event_trace)
+                if r["step"] > after and (keep is None or r["stream"] in keep)]
+        if last is not None:
+            recs = recs[-last:]
+        for stream, t in list(self.load_trace):
+            if keep is not None and stream not in keep:
+                continue
+            steps = t.column("step").to_numpy()
+            lo = int(np.searchsorted(steps, after, side="right"))
+            if lo >= len(steps):
+                continue
+            if last is not None:
+                lo = max(lo, len(steps) - last)
+            recs += _load_records(stream, t.slice(lo))
+        recs.sort(key=lambda r: r["step"])
+        return recs[-last:] if last is not None else recs
+
+    def traced_rowtimes(self, after: int = 0, streams=None) -> dict[str, np.ndarray]:
+        """Rowtimes of the rows that entered each stream after step ``after`` (for a binned view
+        of many events)."""
+        keep = None if streams is None else set(streams)
+        out: dict[str, list] = {}
+        for r in list(self.event_trace):
+            if r["step"] > after and r["kind"] == "row" and r["status"] == "ok" and (keep is None or r["stream"] in keep):
+                out.setdefault(r["stream"], []).append(np.array([r["rowtime"]], dtype=np.int64))
+        for stream, t in list(self.load_trace):
+            if keep is not None and stream not in keep:
+                continue
+            mask = np.asarray(t.column("step").to_numpy() > after) & \
+                np.asarray(t.column("kind").to_numpy(zero_copy_only=False) == "row") & \
+                np.asarray(t.column("status").to_numpy(zero_copy_only=False) == "ok")
+            out.setdefault(stream, []).append(t.column("rowtime").to_numpy()[mask])
+        return {s: np.concatenate(parts) for s, parts in out.items()}
 
     def _one(self, ev: Event) -> Outcome:
         o = self.inject([ev])[0]
@@ -449,39 +714,76 @@ class Workbench:
 
     def insert(self, stream: str, values: dict | None = None, *, rowtime=None, producer: str | None = None,
                **kw) -> Outcome:
-        """Insert one row; ``rowtime`` defaults to the current time. Raises
+        """Insert one row. ``rowtime`` None is the stream's clock (see :meth:`default_rowtime`),
+        ``"HH:MM[:SS]"`` is on that clock's day, ``"now"`` is the wall clock. Raises
         :class:`LateRowError` (the row went to the error stream) or :class:`EventError`."""
         vals = dict(values or {}, **kw)
-        rt = now_ms() if rowtime is None else self._time(stream, rowtime)
-        return self._one(Event(stream, "row", rt, vals, producer=producer))
+        return self._one(Event(stream, "row", self._time(stream, rowtime, producer), vals, producer=producer))
 
     def punctuate(self, stream: str, time, *, strict: bool = False, producer: str | None = None) -> Outcome:
         """Assert that every later row of ``stream`` (from this producer) has rowtime >= ``time``
-        (> ``time`` when strict)."""
-        return self._one(Event(stream, "bound", self._time(stream, time), strict=strict, producer=producer))
+        (> ``time`` when strict); ``time`` as for :meth:`insert`."""
+        if time is None:
+            raise EventError(f"punctuate({stream!r}, ...) needs a time: the bound every later row is at or after")
+        return self._one(Event(stream, "bound", self._time(stream, time, producer), strict=strict, producer=producer))
 
     def attach(self, stream: str, producer: str) -> Outcome:
+        """Attach ``producer`` to ``stream``: from now on the stream waits for that producer's clock too."""
         return self._one(Event(stream, "attach", producer=producer))
 
     def detach(self, stream: str, producer: str = DEFAULT_PRODUCER) -> Outcome:
+        """Detach ``producer`` from ``stream``: it stops holding back the stream's rows."""
         return self._one(Event(stream, "detach", producer=producer))
 
-    def _time(self, stream: str, t) -> int:
-        """A time given as text; short ``HH:MM[:SS]`` is on the day of the stream's clock."""
-        if isinstance(t, str) and "-" not in t.strip()[:5]:
+    def default_rowtime(self, stream: str, producer: str | None = None) -> tuple[int | None, str | None]:
+        """``(time, whose)``: what a blank ROWTIME on ``stream`` means, and which stream's clock
+        gives it. That is the stream's clock (for ``producer``: the later of the stream's and that
+        producer's clock, the earliest rowtime that is not late); for a stream with no clock yet,
+        the latest clock of any stream in the workbench; ``(None, None)`` when no stream has one.
+        A time of day (``"10:02"``) takes its date from the same clock."""
+        with self._lock:
+            c = self.catalog
+            d = c.stream(stream)
+            st = c.state[d.name]
+            prod = st.producers.get(producer or DEFAULT_PRODUCER)
+            own = max(st.bound, prod.clock if prod is not None and prod.attached else T.NO_TIME)
+            if own > T.NO_TIME:
+                return own, d.name
+            best, whose = T.NO_TIME, None
+            for name, other in c.streams.items():
+                if other.system:
+                    continue
+                ost = c.state[name]
+                t = max([ost.bound] + [p.clock for p in ost.producers.values()])
+                if t > best:
+                    best, whose = t, name
+            return (best, whose) if whose is not None else (None, None)
+
+    def _time(self, stream: str, t, producer: str | None = None) -> int:
+        """A rowtime or bound as given to :meth:`insert` / :meth:`punctuate` or an INSERT
+        statement: None (the clock), ``"now"``, a time of day, a timestamp text, epoch ms or a
+        datetime."""
+        if isinstance(t, str) and t.strip().lower() == "now":
+            return now_ms()
+        if t is None or (isinstance(t, str) and T.is_time_of_day(t)):
+            clock, _whose = self.default_rowtime(stream, producer)
+            if clock is None:
+                if t is None:
+                    raise EventError(f"no stream has a clock yet, so a blank ROWTIME on {stream} has no time to "
+                                     f"take: give the first row its full rowtime ('YYYY-MM-DD HH:MM:SS', e.g. "
+                                     f"'2006-10-10 10:00:00'), or 'now' for the wall clock")
+                raise EventError(f"{t.strip()!r} is a time of day, but no stream has a clock yet to give the date: "
+                                 f"write the full timestamp ('YYYY-MM-DD HH:MM:SS', e.g. '2006-10-10 10:00:00')")
+            if t is None:
+                return clock
             try:
-                d = self.catalog.stream(stream)
-                clock = self.catalog.clock(d.name)
-            except EventError:
-                clock = T.NO_TIME
-            if clock <= T.NO_TIME:
-                raise EventError(f"{t!r} is a time of day, but stream {stream} has no clock yet to give "
-                                 f"the date: write the full timestamp ('YYYY-MM-DD HH:MM:SS')")
-            return T.parse_timestamp(t, day=T.day_of(clock))
+                return T.parse_timestamp(t, day=T.day_of(clock))
+            except T.TimeFormatError as e:
+                raise EventError(one_line(str(e))) from None
         try:
             return T.parse_timestamp(t)
         except T.TimeFormatError as e:
-            raise EventError(str(e)) from None
+            raise EventError(one_line(str(e))) from None
 
     # ------------------------------------------------------------------ history (issue 7, relational SELECT)
 
@@ -489,21 +791,42 @@ class Workbench:
         """Let relational (non-STREAM) SELECTs read ``stream``'s retained history: its rows within
         ``window_ms`` of the stream's clock (all of them when None); ``enabled=False`` turns it off.
         Without history a relational query on the stream fails with ``Cannot convert stream``."""
+        self._writable("set_history")
         with self._lock:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
-            self._commit_catalog()
+            self.save_catalog()
+
+    # ------------------------------------------------------------------ scenarios
+
+    def save_scenario(self, prefix: str | Path, query=None, *, from_start: bool = False):
+        """Write the query (by name; default the last one started) as a scenario:
+        ``prefix.sql`` (what it reads, then the query), ``prefix.events.jsonl`` (the events of
+        its streams, from the journal) and ``prefix.expected.jsonl`` (what it released, as
+        ``streamsql replay --bounds`` prints it). A query started after events had flowed: see
+        :mod:`streamsql.engine.record`. Returns a :class:`~streamsql.engine.record.SavedScenario`."""
+        from .record import pick_query, save_scenario
+        q = pick_query(self, query)
+        end = None
+        if q.running:                  # everything committed so far (a stopped query: what it saw)
+            end = self.last_seq
+            q.wait()
+        with self._lock:
+            return save_scenario(self, prefix, q, from_start=from_start, end=end)
 
     # ------------------------------------------------------------------ state
 
     def clock(self, stream: str) -> int | None:
+        """The clock of ``stream`` (epoch milliseconds), or None before its first row or bound."""
         d = self.catalog.stream(stream)
         b = self.catalog.clock(d.name)
         return None if b <= T.NO_TIME else b
 
     def clocks(self) -> dict[str, int | None]:
+        """Every stream's clock by name (None where a stream has none yet)."""
         return {n: (None if st.bound <= T.NO_TIME else st.bound) for n, st in self.catalog.state.items()}
 
     def streams(self) -> list[dict]:
+        """One dict per stream: its columns, clock, producers with their clocks, pending and late rows."""
         out = []
         for n, d in self.catalog.streams.items():
             st = self.catalog.state[n]
@@ -515,6 +838,7 @@ class Workbench:
 
     @property
     def last_seq(self) -> int:
+        """The step (global sequence number) of the last injected event; 0 before any."""
         return self.catalog.next_seq - 1
 
 
@@ -526,6 +850,47 @@ def _row_values(stmt: InsertValues, i: int, vals) -> dict:
         p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
         msg = err.describe()
         raise SqlError(msg[:1].upper() + msg[1:], *((p.line, p.col) if p else ())) from None
+
+
+def _has_events(st) -> bool:
+    return bool(st.bound > T.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
+
+
+def _check_names(stmt: Statement) -> None:
+    """Names a statement creates: what a quoted SQL identifier can hold (never empty, at most
+    128 characters, no control characters); errors at the name's position."""
+    kinds = {CreateStream: "stream", CreateTable: "table", CreateView: "view", CreatePump: "pump"}
+    what = kinds.get(type(stmt))
+    if what is None:
+        return
+    try:
+        check_sql_name(stmt.name, what)
+    except BadNameError as e:
+        raise SqlError(str(e), *(_pos(stmt))) from None
+    cols = [(c.name, c.position) for c in getattr(stmt, "columns", None) or [] if hasattr(c, "name")]
+    cols += [(c, None) for c in (getattr(stmt, "column_names", None) or [])]
+    for c, p in cols:
+        try:
+            check_sql_name(c, "column")
+        except BadNameError as e:
+            raise SqlError(str(e), *((p.line, p.col) if p else _pos(stmt))) from None
+
+
+def _load_records(stream: str, t: pa.Table) -> list[dict]:
+    """``event_trace`` records for the events of a load's trace table."""
+    cols = t.to_pydict()
+    names = [c for c in t.column_names if c.startswith("v:")]
+    out = []
+    for i in range(t.num_rows):
+        row = cols["kind"][i] == "row"
+        out.append({"step": cols["step"][i], "stream": stream, "producer": DEFAULT_PRODUCER, "kind": cols["kind"][i],
+                    "rowtime": cols["rowtime"][i], "strict": False,
+                    "values": {n[2:]: cols[n][i] for n in names} if row else None,
+                    "status": cols["status"][i], "message": cols["message"][i],
+                    "clock": cols["clock"][i] if cols["status"][i] == "late" else None,
+                    "bound_before": cols["clock"][i], "bound_after": cols["after"][i],
+                    "released": cols["released"][i], "eclipsed": cols["status"][i] == "eclipsed", "loaded": True})
+    return out
 
 
 def _pos(stmt: Statement) -> tuple:

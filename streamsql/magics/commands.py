@@ -12,7 +12,7 @@ HELP = """\
 %streamsql STATEMENTS          the same, on one line
 %streamsql streams             streams with their clocks, producers, pending and late rows
 %streamsql queries             continuous queries with their output bounds and rows
-%streamsql stop NAME           stop a query
+%streamsql stop NAME | --all   stop a query, or every running query
 %streamsql reset               stop everything; new empty workspace (Spark keeps running)
 %streamsql load PATH           step through a scenario file (NAME.sql + NAME.events.jsonl)
 %streamsql show [NAME]         a query's live rows (default: the last query started)
@@ -20,10 +20,15 @@ HELP = """\
 %streamsql steps [NAME]        a query's step table (Step | input streams | Output)
 %streamsql timeline [NAME]     a query's timeline chart
 %streamsql explain [NAME]      a query's logical plan and Spark plan
+%streamsql save NAME [--query Q] [--from-start]
+                               write a query (default: the last one) as a scenario: NAME.sql,
+                               NAME.events.jsonl, NAME.expected.jsonl (replay them with
+                               `streamsql replay`, step through them with %streamsql load,
+                               or practise with streamsql.exercise(NAME))
 %config StreamSql              settings: workspace, engine, master, buckets, displaylimit, ..."""
 
 NAMES = ("streams", "queries", "stop", "reset", "load", "show", "workbench", "steps", "timeline", "explain",
-         "help")
+         "help", "save")
 
 
 def _query(wb, words: list[str]):
@@ -39,6 +44,24 @@ def _query(wb, words: list[str]):
         if n.lower() == name.lower():
             return q
     raise UsageError(f"no query named {name}; queries: {', '.join(wb.queries)}")
+
+
+def _save(wb, rest: list[str], args) -> None:
+    """``%streamsql save NAME [--query Q] [--from-start]``."""
+    if len(rest) != 1:
+        raise UsageError("usage: %streamsql save NAME [--query Q] [--from-start] (writes NAME.sql, "
+                         "NAME.events.jsonl and NAME.expected.jsonl)")
+    q = _query(wb, [args.query] if getattr(args, "query", None) else [])
+    print(wb.save_scenario(rest[0], q, from_start=getattr(args, "from_start", False)))
+    return None
+
+
+def stop_and_say(q) -> None:
+    """Stop ``q`` and print one line."""
+    was = q.running
+    q.stop()
+    n = len(q.rows)
+    print(f"Query {q.name} {'stopped' if was else 'was already stopped'} ({n} row{'s' if n != 1 else ''} released)")
 
 
 def run(magic, words: list[str], args):
@@ -67,6 +90,8 @@ def run(magic, words: list[str], args):
             magic.shell.user_ns[args.out] = view
         return view
     wb = kernel.wb
+    if cmd == "save":
+        return _save(wb, rest, args)
     if cmd == "streams":
         settle(wb)
         return streams_listing(wb)
@@ -74,12 +99,16 @@ def run(magic, words: list[str], args):
         settle(wb)
         return queries_listing(wb)
     if cmd == "stop":
-        if len(rest) != 1:
-            raise UsageError("usage: %streamsql stop NAME")
-        q = _query(wb, rest)
-        wb.stop_query(q.name)
-        n = len(q.rows)
-        print(f"Query {q.name} stopped ({n} row{'s' if n != 1 else ''} released)")
+        if args.all and not rest:
+            running = [q for q in wb.queries.values() if q.running]
+            for q in running:
+                stop_and_say(q)
+            if not running:
+                print("No query is running")
+            return None
+        if len(rest) != 1 or args.all:
+            raise UsageError("usage: %streamsql stop NAME, or %streamsql stop --all")
+        stop_and_say(_query(wb, rest))
         return None
     q = _query(wb, rest)
     if args.out:

@@ -1,9 +1,7 @@
-"""``--explain``: a query's logical plan as an indented tree, and the plan Spark runs for it with
-the per-run noise (expression ids, object hashes, temporary paths) taken out, so that the same
-query explains the same way every time."""
+"""``--explain``: a query's logical plan as an indented tree, and the plan its runtime runs for
+it (``Runtime.explain``: on Spark the physical plan, with the per-run noise taken out, so that
+the same query explains the same way every time)."""
 from __future__ import annotations
-
-import re
 
 from ..engine import plan as P
 
@@ -72,23 +70,7 @@ def logical_plan(q) -> str:
     return "\n".join(lines)
 
 
-_NOISE = [
-    (re.compile(r"#\d+L?"), ""),                                  # expression ids
-    (re.compile(r"@[0-9a-f]{4,}"), ""),                           # JVM object hashes
-    (re.compile(r"(\"root\": \")[^\"]*(\")"), r"\1<workspace>\2"),  # the workspace directory
-    (re.compile(r"(/tmp|/var/folders)/[^\s,\]\"']*"), "<tmp>"),
-    (re.compile(r"\b(id|runId) = [0-9a-f-]{36}"), r"\1 = <id>"),
-]
-
-
 def spark_plan(q) -> str:
-    """The physical plan of the streaming DataFrame the query runs on Spark."""
-    df = getattr(q.handle, "df", None)
-    if df is None:
-        return f"(query {q.name} runs on the {q.engine} engine: there is no Spark plan)"
-    text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
-    text = text.replace(str(q.wb.path), "<workspace>")
-    for rx, repl in _NOISE:
-        text = rx.sub(repl, text)
-    return text.rstrip()
-
+    """The plan the query's runtime runs (on Spark: the physical plan of its streaming
+    DataFrame), as stable text."""
+    return q.wb.runtime.explain(q)

@@ -13,8 +13,9 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Bool, Enum, Int, Unicode, observe
 
-from ..engine.cli import EventsFileError
+from ..engine.events import EventsFileError
 from ..engine.errors import SqlError, StreamSqlError
+from ..engine.paths import check_path_name
 from ..engine.sql import split_script
 from .literals import InterpolationError, interpolate
 from .session import KernelWorkbench
@@ -70,7 +71,9 @@ class StreamSql(Magics):
         "None: a temporary one, removed when the kernel exits.")).tag(config=True)
     engine = Enum(["spark", "local"], "spark", help=(
         "Where SELECT STREAM queries run: 'spark' (PySpark) or 'local' (in-process).")).tag(config=True)
-    master = Unicode(None, allow_none=True, help="Spark master URL; None: local[*].").tag(config=True)
+    master = Unicode(None, allow_none=True, help=(
+        "Spark master URL (e.g. spark://host:7077); None: the environment's STREAMSQL_MASTER, else "
+        "local[*]. On a cluster the workspace must be on storage every worker reads.")).tag(config=True)
     buckets = Int(1, help="Key buckets per stateful Spark operator.").tag(config=True)
     displaylimit = Int(20, help="Released rows a query view shows (the last ones); --limit overrides.").tag(
         config=True)
@@ -82,6 +85,9 @@ class StreamSql(Magics):
     def __init__(self, shell=None, **kwargs):
         super().__init__(shell=shell, **kwargs)
         self.kernel = KernelWorkbench(self)
+        #: the queries each cell started, by cell (a rerun replaces them)
+        self.cell_queries: dict[str, list[str]] = {}
+        self._cell = ""                   # the input being run (see cell_key)
 
     @observe("workspace", "engine", "master", "buckets")
     def _setting_changed(self, change):
@@ -104,6 +110,10 @@ class StreamSql(Magics):
     @argument("--bounds", action="store_true", help="show the output bound as it advances among the rows")
     @argument("-w", "--workbench", action="store_true",
               help="show the full workbench (rows, injectors, timeline, step table) instead of the rows")
+    @argument("-q", "--query", metavar="NAME", help="save: the query to save (default: the last one started)")
+    @argument("--from-start", action="store_true",
+              help="save: every event since the streams were created, even for a query started after some")
+    @argument("--all", action="store_true", help="with stop: stop every running query")
     def streamsql(self, line: str = "", cell: str | None = None, local_ns=None):
         """Run streaming SQL statements, or a workbench sub-command.
 
@@ -112,7 +122,8 @@ class StreamSql(Magics):
 
         %streamsql [options] STATEMENTS
         %streamsql streams | queries | stop NAME | reset | load PATH | show [NAME] |
-                   workbench [NAME] | steps [NAME] | timeline [NAME] | explain [NAME] | help
+                   workbench [NAME] | steps [NAME] | timeline [NAME] | explain [NAME] |
+                   save NAME [--query Q] [--from-start] | help
 
         DDL and INSERT print a one-line result; a SELECT STREAM starts a continuous query and
         shows it live. ``{{name}}`` puts a Python value in as a SQL literal.
@@ -120,6 +131,7 @@ class StreamSql(Magics):
         parser = self.streamsql.parser
         ns = dict(self.shell.user_ns)
         ns.update(local_ns or {})
+        self._cell = line if cell is None else f"{line}\n{cell}"      # the whole input, for cell_key()
         try:
             opts, rest = split_options(line, parser)
             if cell is None:
@@ -141,6 +153,8 @@ class StreamSql(Magics):
             return self._statements(cell, args, ns)
         except (StreamSqlError, EventsFileError, InterpolationError, FileNotFoundError) as e:
             self._fail(error_text(e))
+        except KeyboardInterrupt as e:      # the kernel's interrupt during a wait: the queries go on
+            self._fail(f"interrupted: {e}" if str(e) else "interrupted")
         except RuntimeError as e:
             if type(e).__name__ != "JavaNotFound":
                 raise
@@ -149,12 +163,29 @@ class StreamSql(Magics):
 
     # ------------------------------------------------------------------ statements
 
+    def cell_key(self) -> str | None:
+        """Which cell is running: JupyterLab (and Notebook 7) send its id with the request; a
+        terminal has no cells, so the same text typed again counts as the same cell; a client
+        that sends no id (nbclient, nbval) gets none, and nothing is replaced but by name."""
+        get_parent = getattr(self.shell, "get_parent", None)
+        parent = get_parent() if get_parent is not None else None
+        cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+        if cell_id:
+            return f"cell {cell_id}"
+        if type(self.shell).__name__ == "TerminalInteractiveShell":
+            return "text " + (self._cell or "").strip()
+        return None
+
     def _statements(self, sql: str, args, ns: dict):
         sql = interpolate(sql, ns)
         if not sql.strip():
             return None
+        if args.name is not None:   # refused before anything runs (the name becomes a folder)
+            check_path_name(args.name, "query")
         wb = self.kernel.wb
-        name = args.name
+        key = self.cell_key()
+        before = [n for n in self.cell_queries.get(key, []) if n in wb.queries and wb.queries[n].running] \
+            if key else []
         queries = []
         results = []
         tables = []                      # relational SELECT answers
@@ -162,8 +193,11 @@ class StreamSql(Magics):
         failure = None
         try:
             for st in split_script(sql):
+                # the i-th query of the cell: its --name, else the name this cell gave it before
+                i = len(queries)
+                name = args.name if i == 0 and args.name else before[i] if i < len(before) else None
                 try:
-                    done = wb.execute(st.sql, name=name)
+                    done = wb.execute(st.sql, name=name, replace=name is not None)
                 except SqlError as e:
                     raise (e.located(sql, st.line - 1, st.col - 1) if e.line is not None else e) from None
                 for r in done:
@@ -172,7 +206,6 @@ class StreamSql(Magics):
                         print(r.message)
                     if r.query is not None:
                         queries.append(r.query)
-                        name = None
                     elif r.rows is not None and hasattr(r, "to_pandas"):
                         tables.append(r)
                 if self.kernel.spark_starts != starts:
@@ -180,8 +213,16 @@ class StreamSql(Magics):
                     print("Spark is ready.")
         except (StreamSqlError, EventsFileError) as e:
             failure = e
-        if args.out:
-            self.shell.user_ns[args.out] = queries[0] if queries else tables[-1] if tables else results
+        if failure is None:
+            names = [q.name for q in queries]
+            for n in before:          # what this cell started before and did not start again
+                if n not in names and n in wb.queries and wb.queries[n].running:
+                    wb.stop_query(n)
+                    print(f"Query {n} stopped (this cell started it before)")
+            if key is not None and queries:
+                self.cell_queries[key] = names
+            if args.out:              # a cell that fails leaves its variable as it was
+                self.shell.user_ns[args.out] = queries[0] if queries else tables[-1] if tables else results
         for t in tables:
             self.show_table(t, args)
         for q in queries:

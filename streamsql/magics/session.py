@@ -4,11 +4,11 @@ first Spark query, after a visible "starting Spark…" line."""
 from __future__ import annotations
 
 import logging
-import shutil
 import sys
 from pathlib import Path
 
 from ..engine.workbench import Workbench
+from ..engine.workspace import clear_workspace
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -19,6 +19,7 @@ class KernelWorkbench:
         self._wb: Workbench | None = None
         self._log_handler: logging.Handler | None = None
         self.spark_starts = 0
+        self._phases = None
 
     @property
     def is_open(self) -> bool:
@@ -34,14 +35,32 @@ class KernelWorkbench:
         s = self.settings
         wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets)
         wb.on_spark_start = self.spark_starting
+        wb.on_spark_phase = self.spark_phase
         self._log_to(wb.path / "logs" / "streamsql.log")
         return wb
 
     def spark_starting(self) -> None:
         """Called by the engine right before the SparkSession starts (it takes seconds)."""
         self.spark_starts += 1
-        print(f"starting Spark ({self.settings.master or 'local[*]'})…", flush=True)
+        master = self._wb.master if self._wb is not None else self.settings.master
+        print(f"starting Spark ({master or 'local[*]'})…", flush=True)
         sys.stdout.flush()
+
+    def spark_phase(self, name: str | None) -> None:
+        """Called by the engine as each start-up phase begins (``None``: the first result is in);
+        the first call shows the live start-up line in the running cell."""
+        from ..engine.startup import StartupPhases
+        if self._phases is None or self._phases.done:
+            if name is None:
+                return
+            self._phases = StartupPhases()
+            try:
+                from IPython.display import display
+                from ..widgets.startup import StartupView
+                display(StartupView(self._phases))
+            except Exception:       # no frontend to show it in: the phases are still recorded
+                pass
+        self._phases(name)
 
     def _log_to(self, path: Path) -> None:
         """The engine's log (late-row counts and the like) goes to the workspace, not the cell."""
@@ -66,7 +85,7 @@ class KernelWorkbench:
         if configured:
             p = Path(configured).expanduser().resolve()
             if (p / "catalog.json").exists():
-                shutil.rmtree(p)
+                clear_workspace(p)      # refused while another process writes it
         wb = self.wb
         where = str(wb.path) if configured else "a temporary directory"
         return f"Workbench reset: new empty workspace in {where}"

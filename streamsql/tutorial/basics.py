@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..engine import time as T
 from ..engine.catalog import Event
-from ..engine.cli import read_events
+from ..engine.events import read_events
 from ..engine.errors import StreamSqlError
 from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value
@@ -33,9 +33,7 @@ __all__ = [
     "check_vwap_at_1030", "check_peers", "check_cascading_query",
 ]
 
-_ROOT = Path(__file__).resolve().parents[2]
-#: where the shared scenarios are looked for: the project's copy first, then ``../shared``
-SCENARIO_DIRS = [_ROOT / "tests" / "scenarios" / "shared", _ROOT.parent / "shared" / "scenarios"]
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 class Text(str):
@@ -52,18 +50,18 @@ _table = text_table
 # --------------------------------------------------------------------------- scenario files
 
 def scenario_dir() -> Path:
-    for d in SCENARIO_DIRS:
-        if (d / "union_merge.sql").exists():
-            return d
-    raise FileNotFoundError("the shared scenarios are in neither " + " nor ".join(map(str, SCENARIO_DIRS)))
+    """The scenario files the tutorials play: shipped inside the package (streamsql/scenarios),
+    so a notebook copied anywhere still finds them."""
+    from .. import scenarios
+    return scenarios.folder()
 
 
 def _rel(p: Path) -> str:
-    """A path as the notebooks print it: relative to the project, never machine-specific."""
+    """A path as the notebooks print it: from the package on, never machine-specific."""
     try:
-        return str(p.relative_to(_ROOT))
+        return str(Path("streamsql") / Path(p).resolve().relative_to(_PACKAGE))
     except ValueError:
-        return str(p.relative_to(_ROOT.parent))
+        return Path(p).name
 
 
 def scenario_path(name: str) -> Path:

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..engine import time as T
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
+from ..engine.operators.describe import JoinState
 from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value
 # the scenario files, tables and times as the earlier tutorials read and print them
@@ -248,13 +249,14 @@ class Beside:
         return "\n".join(lines)
 
     def html(self) -> str:
-        from ..widgets.render import html_table
+        from ..widgets.render import SCROLL, html_table
         import html as _html
         parts = [f'<div style="font-weight:bold;margin-bottom:4px">{_html.escape(self.title)}</div>',
-                 '<div style="display:flex;gap:32px;align-items:flex-start">']
+                 f'<div class="streamsql-scroll" style="{SCROLL}">'
+                 '<div style="display:flex;gap:32px;align-items:flex-start;width:max-content">']
         for caption, header, rows in (self.left, self.right):
             parts.append("<div>" + html_table(header, rows, "streamsql-beside", caption=caption) + "</div>")
-        parts.append("</div>")
+        parts.append("</div></div>")
         if self.footer:
             parts.append(f'<pre style="margin-top:6px">{_html.escape(self.footer)}</pre>')
         return "".join(parts)
@@ -275,7 +277,7 @@ def beside(n: int, q) -> Beside:
         rows.append(["" if ln.step == last else str(ln.step), ln.orders, ln.trades, ln.output])
         last = ln.step
     eng = _engine_steps(q)
-    engine = q.engine.title() if q.engine != "spark" else "Spark"
+    engine = q.wb.runtime.label
     return Beside(f"Seed 002, join query #{n}: {sq.title}",
                   ("the seed's table", ["Step", "Orders", "Trades", "Output"], rows),
                   (f"streamsql on {engine} (query {q.name}; a step is one event)", eng[0], eng[1:]))
@@ -370,25 +372,24 @@ def agreement(n: int, q) -> Agreement:
 
 def why_held(q) -> Text:
     """The rows the query's operators hold after the last event, each with what it waits for
-    (``q.trace[-1]["operators"][i]["held"][j]["waits_for"]``), and the rows the join still keeps."""
+    (``q.trace[-1].operators[i].held[j].waits_for``), and the rows the join still keeps."""
     q.wait()
     if not q.trace:
         return Text("(no trace: the workbench runs with trace=False)")
     last = q.trace[-1]
-    out = [f"after step {last['step'] - q.start_seq}:"]
-    for op in last["operators"]:
-        clocks = ", ".join(f"{n} {_hm(c)}" for n, c in zip(op["inputs"], op["clocks"]))
-        out.append(f"  {op['operator']}: input clocks {clocks}; output bound {_hm(op['bound'])}")
-        kept = op.get("state", {}).get("kept")
-        if kept is not None:
-            for name, times in zip(op["inputs"], kept):
-                out.append(f"    keeps {name} rows at: {', '.join(_hm(t) for t in times) or 'none'}")
-        if not op["held"]:
+    out = [f"after step {last.step - q.start_seq}:"]
+    for op in last.operators:
+        clocks = ", ".join(f"{n} {_hm(c)}" for n, c in zip(op.inputs, op.clocks))
+        out.append(f"  {op.operator}: input clocks {clocks}; output bound {_hm(op.bound)}")
+        if isinstance(op.state, JoinState):
+            for name, side in zip(op.inputs, op.state.sides):
+                out.append(f"    keeps {name} rows at: {', '.join(_hm(t) for t in side.kept) or 'none'}")
+        if not op.held:
             out.append("    holds no row")
-        for h in op["held"]:
-            vals = " ".join(format_value(v) for v in h["values"])
-            out.append(f"    holds {_hm(h['rowtime'])} {vals}")
-            for w in h["waits_for"]:
+        for h in op.held:
+            vals = " ".join(format_value(v) for v in h.values)
+            out.append(f"    holds {_hm(h.rowtime)} {vals}")
+            for w in h.waits_for:
                 out.append(f"      waits for: {w}")
     return Text("\n".join(out))
 
@@ -699,16 +700,15 @@ class CalciteTour:
         events = [str(r.step - first + 1) for r in q.rows]
         if stop:
             q.stop()
-        label = f"streamsql on {'Spark' if q.engine == 'spark' else q.engine} (Event: what released the row)"
+        label = f"streamsql on {q.wb.runtime.label} (Event: what released the row)"
         return compare_calcite(example, ["ROWTIME"] + q.columns, rows, label, events)
 
     def table(self, result, example: str) -> Beside:
         """A relational query's answer (``%%streamsql -o VAR`` binds it) beside the seed's table."""
         rows = [[_hms(v) if f.name == "ROWTIME" else format_value(v) for f, v in zip(result.fields, row)]
                 for row in result.rows]
-        engine = self.wb.engine
         return compare_calcite(example, list(result.columns), rows,
-                               f"streamsql on {'Spark' if engine == 'spark' else engine} (a relational query)")
+                               f"streamsql on {self.wb.runtime.label} (a relational query)")
 
 
 def compare_calcite(example: str, header: list[str], rows: list[list[str]], label: str,
@@ -1046,6 +1046,7 @@ class Progress:
         data = self.box._repr_mimebundle_(**kwargs)
         data["text/plain"] = (f"Progress of the replay: {self.total:,} events loaded, then processed by "
                               + ", ".join(q.name for q in self.queries))
+        data["text/html"] = f"<div>{data['text/plain']}</div>"      # without a kernel (nbconvert, nbviewer)
         return data
 
 
@@ -1083,33 +1084,17 @@ def replay(wb, table, queries: list, progress: Progress | None = None) -> Replay
 
 def batch_hourly(spark, folder) -> list[tuple]:
     """The hourly query as a Spark batch query over the trade files: ``(hour, ticker, trades,
-    volume, vwap)`` sorted."""
-    from pyspark.sql import functions as F
-    df = (spark.read.option("header", "true").schema("ts TIMESTAMP, orderId INT, ticker STRING, price DOUBLE, amount INT")
-          .csv(str(Path(folder) / "trades")))
-    rows = (df.groupBy(F.date_trunc("hour", "ts").alias("hour"), "ticker")
-            .agg(F.count("*").alias("trades"), F.sum("amount").alias("volume"),
-                 (F.sum(F.col("price") * F.col("amount")) / F.sum("amount")).alias("vwap"))
-            .toPandas())
-    out = [(int(r.hour.value // 1_000_000) + HOUR, r.ticker, int(r.trades), int(r.volume), float(r.vwap))
-           for r in rows.itertuples()]
-    return sorted(out)
+    volume, vwap)`` sorted (:func:`streamsql.engine.runtime.spark.checks.hourly`)."""
+    from ..engine.runtime.spark.checks import hourly
+    return hourly(spark, Path(folder) / "trades", HOUR)
 
 
 def batch_matches(spark, folder) -> list[tuple]:
-    """The join as a Spark batch query over the CSV files: every order with every trade of the
-    same order id in the ten minutes after it, both ends included; ``(rowtime, orderId, ticker,
-    orderAmount, tradeAmount, price)`` sorted."""
-    schema_o = "ts TIMESTAMP, orderId INT, ticker STRING, amount INT"
-    schema_t = "ts TIMESTAMP, orderId INT, ticker STRING, price DOUBLE, amount INT"
-    o = spark.read.option("header", "true").schema(schema_o).csv(str(Path(folder) / "orders")).alias("o")
-    t = spark.read.option("header", "true").schema(schema_t).csv(str(Path(folder) / "trades")).alias("t")
-    j = o.join(t, (o.orderId == t.orderId) & (t.ts >= o.ts) & (t.ts <= o.ts + __import__("pyspark.sql.functions",
-               fromlist=["expr"]).expr("INTERVAL 10 MINUTES")))
-    df = j.selectExpr("unix_millis(o.ts) AS rt", "o.orderId", "o.ticker", "o.amount AS oa", "t.amount AS ta",
-                      "t.price").toArrow()
-    cols = [df.column(i).to_pylist() for i in range(df.num_columns)]
-    return sorted(zip(*cols))
+    """The join as a Spark batch query over the CSV files (every order with every trade of the
+    same order id in the ten minutes after it, both ends included): ``(rowtime, orderId, ticker,
+    orderAmount, tradeAmount, price)`` sorted (:func:`streamsql.engine.runtime.spark.checks.matches`)."""
+    from ..engine.runtime.spark.checks import matches
+    return matches(spark, Path(folder) / "orders", Path(folder) / "trades")
 
 
 def _streamed(q) -> list[tuple]:

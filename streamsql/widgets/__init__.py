@@ -3,16 +3,19 @@ step table, scenario stepping, and :func:`workbench`, which composes them.
 
 Every view redraws itself when its query releases rows or an event is injected, and displays
 as a live widget in JupyterLab with a deterministic ``text/plain`` form (and the timeline's
-Vega-Lite spec) for nbval and plain terminals.
+Vega-Lite spec) for nbval and plain terminals, beside a static HTML snapshot (tables, the
+timeline as SVG) for wherever no kernel runs it (:mod:`streamsql.widgets.static`).
 """
 from .compose import ScenarioView, WorkbenchView, workbench
+from .exercise import Exercise, exercise
 from .injector import Injector
 from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
+from .startup import StartupView
 from .steps import StepTable, held_rows, query_step_table
 from .timeline import Timeline, timeline_chart, timeline_records
 from .vega import enable_altair
 
-__all__ = ["workbench", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
+__all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
            "StepTable", "Timeline", "timeline_chart", "timeline_records", "query_step_table", "held_rows",
-           "enable_altair"]
+           "enable_altair", "StartupView"]

@@ -8,6 +8,8 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from .hooks import settle
+from .live import query_key
+from .static import StaticMixin, snapshot_html, update_all
 from .injector import Injector
 from .live import QueryView
 from .render import short
@@ -17,11 +19,23 @@ from .timeline import Timeline, timeline_summary
 from . import vega
 
 
+#: functions giving this session's continuous queries by name: the magics add theirs when loaded
+#: (the widgets sit below the magics, so they are told rather than importing them)
+SESSION_QUERY_SOURCES: list = []
+
+
+def session_queries() -> dict:
+    out: dict = {}
+    for f in SESSION_QUERY_SOURCES:
+        out.update(f())
+    return out
+
+
 def _section(title: str) -> widgets.HTML:
     return widgets.HTML(f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>')
 
 
-class WorkbenchView(widgets.VBox):
+class WorkbenchView(StaticMixin, widgets.VBox):
     """Everything about one query. ``injectors=False`` leaves out the injectors (a scenario
     supplies the events); ``player`` numbers the step table by the scenario's lines."""
 
@@ -55,7 +69,25 @@ class WorkbenchView(widgets.VBox):
             inj.refresh()
 
     def text(self) -> str:
+        """The whole view as plain text (the form nbval compares and terminals print)."""
         return "\n\n".join([self.live.text(), timeline_summary(self.q), self.steps.text()])
+
+    def static_parts(self) -> list[str]:
+        parts = self.live.static_parts()
+        if self.injectors:
+            parts += [_section("Inject").value] + [p for inj in self.injectors.values() for p in inj.static_parts()]
+        parts += [_section("Timeline").value] + self.timeline.static_parts()
+        parts += [_section("Steps").value] + self.steps.static_parts()
+        return parts
+
+    def static_key(self):
+        return query_key(self.q)
+
+    def static_settle(self) -> None:
+        settle(self.wb)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Workbench of query {self.q.name}")
 
     def _repr_mimebundle_(self, **kwargs):
         settle(self.wb)
@@ -66,7 +98,7 @@ class WorkbenchView(widgets.VBox):
         return data
 
 
-class ScenarioView(widgets.VBox):
+class ScenarioView(StaticMixin, widgets.VBox):
     """Load a scenario file and step through it: one event forward, or to any step k (going
     back replays from the start). The views below follow the scenario's query."""
 
@@ -138,6 +170,7 @@ class ScenarioView(widgets.VBox):
         if self.view is not None:
             self.view.refresh()
         self._show()
+        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
     # ------------------------------------------------------------------ display
 
@@ -155,6 +188,7 @@ class ScenarioView(widgets.VBox):
                              f'{html.escape(msg)}</pre>')
 
     def status_text(self) -> str:
+        """Which scenario is loaded, the step reached and whether the output matches the expected file so far."""
         p = self.player
         if p is None:
             return "No scenario loaded."
@@ -176,10 +210,27 @@ class ScenarioView(widgets.VBox):
                              f'{html.escape(self.status_text())}</pre>')
 
     def text(self) -> str:
+        """The status and the query's view as plain text."""
         parts = [self.status_text()]
         if self.view is not None:
             parts.append(self.view.text())
         return "\n\n".join(parts)
+
+    def static_parts(self) -> list[str]:
+        parts = [f'<pre class="streamsql-status" style="margin:2px 0">{html.escape(self.status_text())}</pre>']
+        return parts + (self.view.static_parts() if self.view is not None else [])
+
+    def static_key(self):
+        p = self.player
+        return None if p is None else (id(p.wb), p.pos) + query_key(p.q)
+
+    def static_settle(self) -> None:
+        if self.view is not None:
+            settle(self.view.wb)
+
+    def static_html(self) -> str:
+        name = self.player.scenario.name if self.player is not None else "(none loaded)"
+        return snapshot_html(self.static_parts(), f"Scenario {name}")
 
     def _repr_mimebundle_(self, **kwargs):
         if self.view is not None:
@@ -207,8 +258,28 @@ def workbench(query=None, *, scenario: str | Path | None = None, engine: str = "
     """The composed workbench view of a running query (``streamsql.workbench(q)``), or of a
     scenario file to step through (``streamsql.workbench(scenario="scenarios/union_merge")``)."""
     if scenario is not None:
+        if query is not None:
+            raise TypeError("workbench() takes a query or scenario=PATH, not both")
         player = ScenarioPlayer(scenario, engine=engine, on_spark_start=on_spark_start)
         return ScenarioView(player, engine=engine, limit=limit, on_spark_start=on_spark_start)
+    return WorkbenchView(resolve_query(query), limit=limit, bounds=bounds)
+
+
+def resolve_query(query):
+    """A :class:`ContinuousQuery`, or the query of that name in this session (the magics'
+    workbench), matched like SQL names; a clear error for anything else."""
+    from ..engine.query import ContinuousQuery
+    if isinstance(query, ContinuousQuery):
+        return query
     if query is None:
-        raise TypeError("workbench() needs a query (a ContinuousQuery) or scenario=PATH")
-    return WorkbenchView(query, limit=limit, bounds=bounds)
+        raise TypeError("workbench() needs a query: a ContinuousQuery (from %%streamsql -o VAR or "
+                        "Workbench.query) or the name of a query of this session, or scenario=PATH")
+    if not isinstance(query, str):
+        raise TypeError(f"workbench() takes a ContinuousQuery or a query name, not {type(query).__name__} "
+                        f"{query!r:.60}")
+    queries = session_queries()
+    found = queries.get(query) or next((q for n, q in queries.items() if n.upper() == query.upper()), None)
+    if found is None:
+        names = ", ".join(queries) or "none yet (start one with %%streamsql, or pass the ContinuousQuery itself)"
+        raise ValueError(f"no query named {query!r} in this session; queries: {names}")
+    return found

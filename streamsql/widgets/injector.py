@@ -1,45 +1,62 @@
-"""An injector for one input stream: typed inputs built from its columns, a ROWTIME that defaults
-to the stream clock (short ``HH:MM[:SS]`` is on the clock's day), Insert row, Punctuate (time,
+"""An injector for one input stream: a text field per column that shows the column's type and
+reads what is typed with the engine's one typed-value parser (:mod:`streamsql.engine.values`),
+a ROWTIME that is the stream clock when left blank (its placeholder says which time that is;
+``HH:MM[:SS]`` is on that clock's day, ``now`` the wall clock), Insert row, Punctuate (time,
 strict) and the producer the events come from, with attach/detach."""
 from __future__ import annotations
 
+import decimal
 import html
 from typing import Callable
 
 import ipywidgets as widgets
+from traitlets import Unicode
 
 from ..engine import time as T
 from ..engine.errors import LateRowError, StreamSqlError
-from ..engine.types import APPROX_TYPES, INTEGER_TYPES, STRING_TYPES
+from ..engine.values import ValueRefused, parse_text, type_hint
 from .hooks import on_inject, settle, weak_method
 from .render import ts
+from .static import StaticMixin, snapshot_html, update_all
 
 DEFAULT_PRODUCER = "default"
 _WIDE = {"description_width": "initial"}
+_BAD = "streamsql-bad"
+#: a field whose text its type refused is outlined until the next try
+_STYLE = ("<style>.streamsql-bad input{border:2px solid #b00020 !important;background:#fff3f3}</style>")
 
 
-def _input_for(field) -> widgets.Widget:
-    """The widget for one column's type (text for the types without a native input)."""
-    t = field.type.name
-    desc = f"{field.name}"
-    lay = widgets.Layout(width="auto")
-    if t in INTEGER_TYPES:
-        return widgets.IntText(value=0, description=desc, style=_WIDE, layout=widgets.Layout(width="170px"))
-    if t in APPROX_TYPES:
-        return widgets.FloatText(value=0.0, description=desc, style=_WIDE, layout=widgets.Layout(width="170px"))
-    if t == "BOOLEAN":
-        return widgets.Checkbox(value=False, description=desc, indent=False, layout=lay)
-    if t in STRING_TYPES:
-        return widgets.Text(value="", description=desc, style=_WIDE, layout=widgets.Layout(width="200px"))
-    if t == "DECIMAL":
-        return widgets.Text(value="0", description=desc, placeholder=str(field.type), style=_WIDE,
-                            layout=widgets.Layout(width="170px"))
-    placeholder = "HH:MM[:SS] or YYYY-MM-DD HH:MM:SS" if t == "TIMESTAMP" else str(field.type)
-    return widgets.Text(value="", description=desc, placeholder=placeholder, style=_WIDE,
-                        layout=widgets.Layout(width="260px"))
+def _as_text(v):
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, (int, decimal.Decimal)):
+        return str(v)
+    return "" if v is None else v
 
 
-class Injector(widgets.VBox):
+class _TextValue(Unicode):
+    def validate(self, obj, value):
+        return super().validate(obj, _as_text(value))
+
+
+class FieldText(widgets.Text):
+    """A text field; a Python number or boolean assigned to it shows as its exact text (so
+    ``inj.inputs["AMOUNT"].value = 100`` types ``100``)."""
+
+    value = _TextValue(help="String value").tag(sync=True)
+
+
+def _input_for(field) -> FieldText:
+    """A text field for one column, its type as the placeholder (and tooltip)."""
+    hint = type_hint(field.type)
+    width = "260px" if field.type.name == "TIMESTAMP" else "200px" if field.type.is_string else "170px"
+    return FieldText(value="", description=field.name, placeholder=hint, tooltip=f"{field.name} {hint}",
+                     style=_WIDE, layout=widgets.Layout(width=width))
+
+
+class Injector(StaticMixin, widgets.VBox):
     """Insert rows and punctuation into ``stream`` of ``wb`` by hand. After each action the
     workbench's queries are allowed to catch up (so views show what the event released) and the
     ``on_event`` callbacks run."""
@@ -55,8 +72,8 @@ class Injector(widgets.VBox):
         self.last_message = ""
         self._shown_clock: int | None | bool = False   # False: never shown
 
-        self.rowtime = widgets.Text(description="ROWTIME", placeholder="now", style=_WIDE,
-                                    layout=widgets.Layout(width="260px"))
+        self.rowtime = FieldText(description="ROWTIME", placeholder="", style=_WIDE,
+                                 layout=widgets.Layout(width="300px"))
         self.inputs: dict[str, widgets.Widget] = {f.name: _input_for(f) for f in self.fields}
         self.nulls: dict[str, widgets.Checkbox] = {}
         cells = [self.rowtime]
@@ -74,8 +91,8 @@ class Injector(widgets.VBox):
         self.insert_button.add_class("streamsql-insert")
         self.insert_button.on_click(lambda _b: self.insert())
 
-        self.punct_time = widgets.Text(description="bound", placeholder="HH:MM[:SS]", style=_WIDE,
-                                       layout=widgets.Layout(width="240px"))
+        self.punct_time = FieldText(description="bound", placeholder="HH:MM[:SS]", style=_WIDE,
+                                    layout=widgets.Layout(width="240px"))
         self.strict = widgets.Checkbox(value=False, description="strict (rowtime > bound)", indent=False,
                                        layout=widgets.Layout(width="190px"))
         self.punct_button = widgets.Button(description="Punctuate", icon="flag")
@@ -99,6 +116,7 @@ class Injector(widgets.VBox):
                                  layout=widgets.Layout(flex_flow="row wrap"))
         super().__init__([self.title, row_box, punct_box, self.message])
         self.add_class("streamsql-injector")
+        self.producer.observe(lambda _c: self._placeholders(), names="value")   # whose clock a blank takes
         on_inject(wb, weak_method(self._on_inject))
         self.refresh()
 
@@ -111,19 +129,27 @@ class Injector(widgets.VBox):
         return f
 
     def values(self) -> dict:
-        """The row the inputs describe, column by column (NULL where ticked)."""
-        out = {}
-        clock = self.wb.clock(self.stream)
+        """The row the fields describe, column by column (NULL where ticked), each read exactly
+        as typed; raises :class:`~streamsql.engine.values.ValueRefused` naming every field whose
+        text its column's type does not accept (those fields are marked)."""
+        out, bad = {}, []
+        clock, _whose = self.wb.default_rowtime(self.stream, self._producer())
+        day = T.day_of(clock) if clock is not None else None
         for f in self.fields:
+            w = self.inputs[f.name]
+            w.remove_class(_BAD)
             if f.name in self.nulls and self.nulls[f.name].value:
                 out[f.name] = None
                 continue
-            v = self.inputs[f.name].value
-            if f.type.name == "TIMESTAMP":
-                v = v.strip()
-                day = T.day_of(clock) if clock is not None else None
-                v = T.parse_timestamp(v, day=day) if v else None
-            out[f.name] = v
+            try:
+                out[f.name] = parse_text(w.value, f.type, where=f"column {f.name}", day=day)
+            except ValueRefused as e:
+                w.add_class(_BAD)
+                bad.append(e)
+        if len(bad) == 1:
+            raise bad[0]
+        if bad:
+            raise ValueError("; ".join(map(str, bad)))
         return out
 
     def _producer(self) -> str | None:
@@ -133,7 +159,8 @@ class Injector(widgets.VBox):
     # ------------------------------------------------------------------ actions
 
     def insert(self):
-        """Insert the row the inputs describe (what the Insert row button does)."""
+        """Insert the row the fields describe (what the Insert row button does); a field its
+        type refuses inserts nothing and says why."""
         return self._act(lambda: self.wb.insert(self.stream, self.values(),
                                                 rowtime=self.rowtime.value.strip() or None,
                                                 producer=self._producer()))
@@ -198,6 +225,7 @@ class Injector(widgets.VBox):
         for f in list(self._callbacks):
             f()
         self.refresh()
+        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
     def _say(self, text: str, error: bool = False) -> None:
         self.last_message = text
@@ -206,6 +234,7 @@ class Injector(widgets.VBox):
                               f"{html.escape(text)}</span>")
 
     def on_event(self, f: Callable) -> None:
+        """Call ``f()`` after each event this injector sends (composed views redraw then)."""
         self._callbacks.append(f)
 
     # ------------------------------------------------------------------ refresh
@@ -222,20 +251,50 @@ class Injector(widgets.VBox):
             return
         clock = info["clock"]
         prods = sorted(info["producers"])
-        self.title.value = (f'<b>{html.escape(self.stream)}</b> <span style="font-family:monospace">clock '
+
+        self.title.value = (_STYLE + f'<b>{html.escape(self.stream)}</b> <span style="font-family:monospace">clock '
                             f'{html.escape(ts(clock))} · pending {info["pending"]} · late {info["late"]}</span>')
         options = [DEFAULT_PRODUCER] + [p for p in prods if p != DEFAULT_PRODUCER]
         if list(self.producer.options) != options:
             keep = self.producer.value if self.producer.value in options else DEFAULT_PRODUCER
             self.producer.options = options
             self.producer.value = keep
-        if clock != self._shown_clock:
+        if clock != self._shown_clock:          # the bound field follows the clock (punctuate "now")
             self._shown_clock = clock
-            text = "" if clock is None else T.format_timestamp(clock)
-            self.rowtime.value = text
-            self.punct_time.value = text
+            self.punct_time.value = "" if clock is None else T.format_timestamp(clock)
+        self._placeholders()
+
+    def _placeholders(self) -> None:
+        """The time fields say what a blank ROWTIME will be and where bounds stand."""
+        try:
+            blank, whose = self.wb.default_rowtime(self.stream, self._producer())
+        except StreamSqlError:      # the stream was dropped
+            return
+        self.rowtime.placeholder = rowtime_placeholder(blank, whose, self.stream)
+        self.punct_time.placeholder = "HH:MM[:SS]"
+
+    def static_parts(self) -> list[str]:
+        line = self.title.value.replace(_STYLE, "")
+        fields = ", ".join(f"{f.name} {f.type}" for f in self.fields)
+        return [f'<div class="streamsql-static-injector" style="font-size:12px">{line} '
+                f'<span style="font-family:monospace;color:#777">({html.escape(fields)})</span></div>']
+
+    def static_key(self):
+        return (self.wb.last_seq, self.title.value)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Injector for {self.stream}")
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)
         data["text/plain"] = f"Injector for {self.stream} ({', '.join(f.name for f in self.fields)})"
         return data
+
+
+def rowtime_placeholder(blank: int | None, whose: str | None, stream: str) -> str:
+    """What a blank ROWTIME field will mean, shown in it."""
+    if blank is None:
+        return "no clock yet: YYYY-MM-DD HH:MM:SS or now"
+    if whose == stream:
+        return f"{T.format_timestamp(blank)} (the clock)"
+    return f"{T.format_timestamp(blank)} ({whose}'s clock)"

@@ -12,6 +12,7 @@ from ..engine.trace import steps
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
 from .render import html_lines, html_table, text_table, ts
+from .static import StaticMixin, snapshot_html, update_all
 
 
 def input_clocks(q) -> list[tuple[str, int | None]]:
@@ -65,7 +66,21 @@ def output_entries(q, bounds: bool = False) -> list[dict]:
     return out
 
 
-class QueryView(widgets.VBox):
+def query_key(q) -> tuple:
+    """What a query's snapshot depends on (see :class:`~streamsql.widgets.static.StaticMixin`)."""
+    return (q.wb.last_seq, q.processed_seq, q.row_count, q.output_bound, q.running, q.error)
+
+
+def settled(q, timeout: float = 120) -> None:
+    """Let a running query catch up with every event so far (errors show in its status)."""
+    if q.running:
+        try:
+            q.wait(timeout)
+        except Exception:
+            pass
+
+
+class QueryView(StaticMixin, widgets.VBox):
     """Watch a query: rows as they are released (the last ``limit``), its output bound and the
     clocks of its inputs. ``bounds=True`` interleaves the output bound's moves (like ``--bounds``)."""
 
@@ -75,7 +90,11 @@ class QueryView(widgets.VBox):
         self.bounds = bounds
         self.status = widgets.HTML()
         self.table = widgets.HTML()
-        super().__init__([self.status, self.table])
+        self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=f"stop query {q.name}",
+                                          layout=widgets.Layout(width="80px"))
+        self.stop_button.add_class("streamsql-stop")
+        self.stop_button.on_click(lambda _b: self.stop())
+        super().__init__([widgets.HBox([self.status, self.stop_button]), self.table])
         self.add_class("streamsql-query")
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))
@@ -87,6 +106,7 @@ class QueryView(widgets.VBox):
     # ------------------------------------------------------------------ content
 
     def status_lines(self) -> list[str]:
+        """The query's state, row count, output bound and input clocks, one line each."""
         q = self.q
         n = len(q.rows)
         state = "running" if q.running else "stopped"
@@ -98,6 +118,7 @@ class QueryView(widgets.VBox):
         return lines
 
     def header(self) -> list[str]:
+        """The table's column names: STEP, ROWTIME and the select list."""
         return ["STEP", "ROWTIME"] + self.q.columns
 
     def rows(self) -> tuple[list[list[str]], list[str], int]:
@@ -127,6 +148,7 @@ class QueryView(widgets.VBox):
         return f"(last {shown} of {total})" if shown < total else None
 
     def text(self) -> str:
+        """The view as plain text (status lines and the last released rows)."""
         rows, _classes, total = self.rows()
         parts = self.status_lines()
         parts.append(text_table(self.header(), rows) if rows else "(no rows released yet)")
@@ -136,6 +158,13 @@ class QueryView(widgets.VBox):
         return "\n".join(parts)
 
     # ------------------------------------------------------------------ updates
+
+    def stop(self) -> None:
+        """Stop the query (what the Stop button does); the rows so far stay."""
+        if self.q.running:
+            self.q.stop()
+        self.refresh()
+        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
     def refresh(self, wait: bool = False) -> None:
         """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
@@ -152,6 +181,23 @@ class QueryView(widgets.VBox):
             self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes,
                                           row_titles=self._titles)
                                 + (f"<div>{foot}</div>" if foot else ""))
+            self.stop_button.disabled = not self.q.running
+
+    def static_parts(self) -> list[str]:
+        rows, classes, total = self.rows()
+        foot = self._footer(len(rows), total)
+        return [html_lines(self.status_lines(), "streamsql-status"),
+                html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
+                + (f"<div>{foot}</div>" if foot else "")]
+
+    def static_key(self):
+        return query_key(self.q)
+
+    def static_settle(self) -> None:
+        settled(self.q)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Query {self.q.name}")
 
     def _repr_mimebundle_(self, **kwargs):
         self.refresh(wait=True)

@@ -10,6 +10,8 @@ from ..engine.trace import format_table
 #: inline style shared by every table (no <style> blocks with generated class names)
 _TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
 _CELL = "border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:pre"
+#: a wide table scrolls inside its output instead of running off the page
+SCROLL = "overflow-x:auto;max-width:100%"
 
 
 def ts(ms: int | None) -> str:
@@ -38,8 +40,10 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
 def html_table(header: list[str], rows: list[list[str]], css_class: str, *, caption: str | None = None,
                row_classes: list[str] | None = None, row_titles: list[str] | None = None) -> str:
     """An HTML table with a stable class (the browser test and people's CSS find it by class);
-    ``data-rows`` holds the number of body rows; ``row_titles`` are rows' tooltips."""
-    out = [f'<table class="{css_class}" data-rows="{len(rows)}" style="{_TABLE}">']
+    ``data-rows`` holds the number of body rows; ``row_titles`` are rows' tooltips. A table wider
+    than the output scrolls inside it."""
+    out = [f'<div class="streamsql-scroll" style="{SCROLL}"><table class="{css_class}" data-rows="{len(rows)}" '
+           f'style="{_TABLE}">']
     if caption:
         out.append(f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>')
     out.append("<thead><tr>" + "".join(f'<th style="{_CELL}">{html.escape(str(h))}</th>' for h in header)
@@ -50,7 +54,7 @@ def html_table(header: list[str], rows: list[list[str]], css_class: str, *, capt
             cls += f' title="{html.escape(row_titles[i])}"'
         out.append(f"<tr{cls}>" + "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in r)
                    + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..engine.catalog import Event
-from ..engine.cli import EventsFileError, read_events
+from ..engine.events import EventsFileError, read_events
 from ..engine.errors import SqlError, StreamSqlError
 from ..engine.trace import comparable, replay_lines, step_table
 from .live import snapshot
@@ -19,6 +19,7 @@ EXPECTED = ".expected.jsonl"
 
 @dataclasses.dataclass
 class Scenario:
+    """A scenario file set (``NAME.sql``, ``NAME.events.jsonl``, optional ``NAME.expected.jsonl``), read once."""
     name: str
     sql: str
     events: list[Event]
@@ -36,6 +37,10 @@ class Scenario:
         else:
             stem = p
         sql_path, ev_path, exp_path = (stem.with_name(stem.name + s) for s in (".sql", EVENTS, EXPECTED))
+        if not sql_path.exists() and stem.parent == Path("."):
+            from .. import scenarios          # a bare name: a scenario shipped with the package
+            if (scenarios.folder() / f"{stem.name}.sql").exists():
+                return cls.load(scenarios.path(stem.name))
         for f in (sql_path, ev_path):
             if not f.exists():
                 raise StreamSqlError(f"scenario {stem}: {f} not found")
@@ -102,9 +107,11 @@ class ScenarioPlayer:
 
     @property
     def total(self) -> int:
+        """How many events the scenario has."""
         return len(self.scenario.events)
 
     def next_event(self) -> Event | None:
+        """The event the next :meth:`step` injects, or None at the end."""
         return self.scenario.events[self.pos] if self.pos < self.total else None
 
     def step(self) -> "ScenarioPlayer":
@@ -124,6 +131,7 @@ class ScenarioPlayer:
         return self
 
     def restart(self) -> "ScenarioPlayer":
+        """Start again from an empty workbench, before the first event."""
         self._start()
         return self
 
@@ -137,6 +145,7 @@ class ScenarioPlayer:
         return out
 
     def streams(self) -> list[str]:
+        """The step table's stream columns: the query's inputs, then any other stream the events name."""
         names = [self.names.get(s, s) for s in self.q.plan.streams]
         for ev in self.scenario.events:
             if ev.stream not in names and ev.stream.upper() not in (n.upper() for n in names):
@@ -168,5 +177,6 @@ class ScenarioPlayer:
                        f"expected {len(want)}")
 
     def close(self) -> None:
+        """Close the player's workbench (its queries stop)."""
         if self.wb is not None:
             self.wb.close()

@@ -10,18 +10,17 @@ from ..engine.catalog import Event, Outcome
 from ..engine.trace import step_table
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
-from .live import snapshot
+from .live import query_key, settled, snapshot
 from .render import html_table, text_table, ts
+from .static import StaticMixin, snapshot_html
 
 
-def event_outcomes(wb, after: int = 0, streams: list[str] | None = None) -> list[Outcome]:
-    """The outcomes of the events after step ``after`` (on ``streams``), rebuilt from the
-    workbench's event trace (``inject`` returns them, but events come from many places)."""
-    keep = set(streams) if streams is not None else None
+def event_outcomes(wb, after: int = 0, streams: list[str] | None = None, last: int | None = None) -> list[Outcome]:
+    """The outcomes of the events after step ``after`` (on ``streams``; only the ``last`` ones
+    when given), rebuilt from the workbench's event trace, bulk loads included (``inject``
+    returns them, but events come from many places)."""
     out = []
-    for r in list(wb.event_trace):
-        if r["step"] <= after or (keep is not None and r["stream"] not in keep):
-            continue
+    for r in wb.traced_events(after, streams, last):
         ev = Event(r["stream"], r["kind"], r["rowtime"], r["values"], strict=r["strict"], producer=r["producer"])
         out.append(Outcome(r["step"], ev, r["status"], r["message"], clock=r["clock"],
                            bound_before=r["bound_before"], bound_after=r["bound_after"],
@@ -30,26 +29,27 @@ def event_outcomes(wb, after: int = 0, streams: list[str] | None = None) -> list
 
 
 def query_step_table(q, *, base: int = 0, outcomes: list[Outcome] | None = None,
-                     streams: list[str] | None = None) -> list[list[str]]:
+                     streams: list[str] | None = None, last: int | None = None) -> list[list[str]]:
     """Header row then one row per step since the query started: what each input stream got
-    and the rows the query released at that step."""
+    and the rows the query released at that step (``last``: the input events considered are
+    the last ones, so a million loaded events are not all turned into rows)."""
     if outcomes is None:
-        outcomes = event_outcomes(q.wb, q.start_seq, q.plan.streams)
+        outcomes = event_outcomes(q.wb, q.start_seq, q.plan.streams, last)
     return step_table(snapshot(q), outcomes, base, streams or list(q.plan.streams))
 
 
 def held_rows(q) -> list[dict]:
     """Rows the query's operators hold after the last traced step, each with what it waits for
-    (``ContinuousQuery.trace``)."""
+    (``ContinuousQuery.trace``: ``waits`` the typed records, ``waits_for`` in words)."""
     if not q.trace:
         return []
-    ops = q.trace[-1]["operators"]
+    ops = q.trace[-1].operators
     out = []
     for i, op in enumerate(ops):
-        for h in op.get("held", []):
-            out.append({"operator": op["operator"], "index": i, "root": i == len(ops) - 1,
-                        "rowtime": h["rowtime"], "values": list(h["values"]),
-                        "waits_for": list(h.get("waits_for", []))})
+        for h in op.held:
+            out.append({"operator": op.operator, "index": i, "root": i == len(ops) - 1,
+                        "rowtime": h.rowtime, "values": list(h.values), "waits": h.waits,
+                        "waits_for": h.waits_for})
     return out
 
 
@@ -57,7 +57,7 @@ def held_count(q) -> int:
     """How many rows the query's operators hold in all (the trace lists only the earliest)."""
     if not q.trace:
         return 0
-    return sum(op.get("held_count", len(op.get("held", []))) for op in q.trace[-1]["operators"])
+    return sum(op.held_count for op in q.trace[-1].operators)
 
 
 def held_table(q) -> list[list[str]]:
@@ -71,7 +71,7 @@ def held_table(q) -> list[list[str]]:
 HELD_HEADER = ["Operator", "ROWTIME", "Row", "Waits for"]
 
 
-class StepTable(widgets.VBox):
+class StepTable(StaticMixin, widgets.VBox):
     """The step table of a query (``limit``: only the last steps), kept current as it runs.
     ``player`` (a :class:`~streamsql.widgets.scenario.ScenarioPlayer`) numbers steps by the
     scenario's event lines and names streams as its file does."""
@@ -92,15 +92,17 @@ class StepTable(widgets.VBox):
         self.refresh()
 
     def rows(self) -> list[list[str]]:
+        """The step table: a header row, then one row per step."""
         if self.player is not None:
             t = self.player.step_table()
         else:
-            t = query_step_table(self.q, base=self.base)
+            t = query_step_table(self.q, base=self.base, last=self.limit)
         if self.limit and len(t) - 1 > self.limit:
             t = [t[0]] + t[-self.limit:]
         return t
 
     def text(self) -> str:
+        """The step table and the held rows as plain text."""
         t = self.rows()
         parts = [text_table(t[0], t[1:])]
         held = held_table(self.q)
@@ -112,14 +114,25 @@ class StepTable(widgets.VBox):
         n = held_count(self.q)
         return "Held rows" if n <= listed else f"Held rows ({n}; the earliest {listed} shown)"
 
+    def static_parts(self) -> list[str]:
+        t = self.rows()
+        held = held_table(self.q)
+        return [html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}"),
+                html_table(HELD_HEADER, held, "streamsql-held", caption=self._held_caption(len(held))) if held else ""]
+
+    def static_key(self):
+        return query_key(self.q) + ((self.player.pos,) if self.player is not None else ())
+
+    def static_settle(self) -> None:
+        settled(self.q)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Steps of query {self.q.name}")
+
     def refresh(self) -> None:
+        """Redraw from the query's current state."""
         with self._lock:
-            t = self.rows()
-            self.steps_html.value = html_table(t[0], t[1:], "streamsql-step-table",
-                                               caption=f"Steps of query {self.q.name}")
-            held = held_table(self.q)
-            self.held_html.value = (html_table(HELD_HEADER, held, "streamsql-held",
-                                               caption=self._held_caption(len(held))) if held else "")
+            self.steps_html.value, self.held_html.value = self.static_parts()
 
     def _repr_mimebundle_(self, **kwargs):
         if self.q.running:

@@ -1,36 +1,47 @@
-"""The timeline of a query: one lane per input stream, per stateful operator and for the output,
-time across. Rows by rowtime, each stream's clock, the bounds it received (eclipsed ones grey),
-late rows, rows a stream holds back for a slower producer, open windows (join windows, aggregation periods, OVER frames) as intervals, released
-and held output rows, and for each held row the clock it waits for; rows refused for a calculator
-error are marked like late rows, on their stream's lane, with the message in the tooltip.
+"""The timeline of a query: one lane per input stream, per stateful operator (an operator with
+several inputs, a join or a union, also gets one lane per input: the clock it has for that
+input and the rows it keeps) and for the output, time across. Rows by rowtime, each stream's
+clock, the bounds it received (eclipsed ones grey, backwards ones refused), late rows, rows a
+stream holds back for a slower producer, open windows (join windows, aggregation periods, OVER
+frames) as intervals, released and held output rows, and for each held row the clock it waits
+for. Every event mark carries its step number (the step table's Step), drawn beside it and
+again on a step axis under the chart; marks at the same place are spread apart; many loaded
+rows are drawn binned. Rows refused for a calculator error are marked like late rows, on
+their stream's lane, with the message in the tooltip.
 
 :func:`timeline_records` is the data (plain dicts, also what tests check); :func:`timeline_chart`
 draws it with Altair; :class:`Timeline` keeps the drawing current as the query runs."""
 from __future__ import annotations
 
-import re
 import threading
 
 import altair as alt
 import ipywidgets as widgets
+import numpy as np
 
 from ..engine import time as T
+from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from ..engine.plan import Aggregate
+from ..engine.runtime.tracing import clock_targets
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
-from .live import snapshot
+from .live import query_key, settled, snapshot
 from .render import ts
+from .static import StaticMixin, chart_html, snapshot_html
 from .steps import held_rows
 from . import vega
 
 #: (what, colour) in legend order; ``what`` is the value of the records' ``what`` field
 KINDS = [
     ("row", "#1f77b4"),
+    ("rows (binned)", "#9ecae1"),
     ("late row", "#d62728"),
     ("pending row", "#aec7e8"),
     ("bound", "#17becf"),
     ("eclipsed bound", "#b0b0b0"),
+    ("backwards bound", "#e7969c"),
     ("clock", "#000000"),
+    ("kept row", "#bcbd22"),
     ("open window", "#9467bd"),
     ("released row", "#2ca02c"),
     ("held row", "#ff7f0e"),
@@ -38,8 +49,22 @@ KINDS = [
     ("output bound", "#8c564b"),
     ("calc error", "#7f0000"),         # in the legend only when a chart has one
 ]
+#: what a legend entry means, where the name alone does not say it
+MEANING = {
+    "eclipsed bound": "eclipsed bound: not past the clock, says nothing new (dropped)",
+    "backwards bound": "backwards bound: before its producer's clock (refused)",
+    "kept row": "kept row: held by the join for partners still to come",
+    "rows (binned)": "rows (binned): every row, counted per bin",
+}
+#: kinds whose marks are events: they carry the step that caused them
+EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
+#: how far apart (pixels) marks at the same lane and time are drawn
+SPREAD = 8
+#: at most this many step numbers are written beside the marks (the step axis shows them all)
+MAX_LABELS = 80
+#: binned rows: into at most this many bins, when the query saw more input events than are drawn
+BINS = 60
 
-_WAITS = re.compile(r"(\S+) clock (?:must reach|passes) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
 _DAY = 86_400_000
 
 
@@ -47,17 +72,18 @@ def _real(t) -> bool:
     return t is not None and T.NO_TIME < t < T.END_OF_TIME
 
 
-def _rec(what: str, lane: str, t: int, *, t2: int | None = None, step: int | None = None, detail: str = ""):
+def _rec(what: str, lane: str, t: int, *, t2: int | None = None, step: int | None = None, detail: str = "",
+         producer: str = "", values: str = ""):
     return {"what": what, "lane": lane, "t": t, "t2": t if t2 is None else t2, "time": ts(t),
-            "step": step, "detail": detail}
+            "step": step, "detail": detail, "producer": producer, "values": values}
 
 
-def _op_lanes(ops: list[dict]) -> list[str]:
+def _op_lanes(ops) -> list[str]:
     """A lane name per traced operator (``join``, ``union``, ``aggregate#2`` for repeats)."""
     seen: dict[str, int] = {}
     out = []
     for op in ops:
-        n = op["operator"]
+        n = op.operator
         seen[n] = seen.get(n, 0) + 1
         out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
     return out
@@ -100,14 +126,8 @@ def _values_text(values: dict | None) -> str:
 
 
 def _recent_events(wb, q, streams: list[str], last: int) -> list[dict]:
-    """The query's last ``last`` input events, oldest first."""
-    out = []
-    for r in reversed(wb.event_trace):
-        if r["step"] <= q.start_seq or len(out) >= last:
-            break
-        if r["stream"] in streams:
-            out.append(r)
-    return out[::-1]
+    """The query's last ``last`` input events (bulk loads included), oldest first."""
+    return wb.traced_events(q.start_seq, streams, last)
 
 
 def _pending_rows(wb, streams: list[str]) -> dict:
@@ -133,7 +153,7 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     (the query's ``last`` input events and released rows, so a long replay stays drawable)."""
     wb = q.wb
     streams = list(q.plan.streams)
-    ops = q.trace[-1]["operators"] if q.trace else []
+    ops = q.trace[-1].operators if q.trace else ()
     op_lanes = _op_lanes(ops)
     lanes = streams + op_lanes + ["output"]
     recs: list[dict] = []
@@ -143,20 +163,9 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     for (s, seq), (rt, text) in pending.items():
         recs.append(_rec("pending row", s, rt, step=seq, detail=text))
 
-    # input streams: rows, late rows, bounds (eclipsed or not), from the events the query saw
-    for r in _recent_events(wb, q, streams, last):
-        if r["kind"] == "row" and r["status"] == "ok" and (r["stream"], r["step"]) in pending:
-            continue
-        if r["kind"] == "row" and r["status"] == "ok":
-            recs.append(_rec("row", r["stream"], r["rowtime"], step=r["step"], detail=_values_text(r["values"])))
-        elif r["kind"] == "row" and r["status"] == "late":
-            recs.append(_rec("late row", r["stream"], r["rowtime"], step=r["step"],
-                             detail=f"{_values_text(r['values'])}; clock was {ts(r['clock'])}"))
-        elif r["kind"] == "bound" and r["status"] in ("ok", "eclipsed"):
-            t = r["rowtime"] + (1 if r["strict"] else 0)
-            what = "eclipsed bound" if r["status"] == "eclipsed" else "bound"
-            recs.append(_rec(what, r["stream"], t, step=r["step"],
-                             detail=f"rowtime {'>' if r['strict'] else '>='} {ts(r['rowtime'])}"))
+    # input streams: rows, late rows, bounds (eclipsed, backwards or not), from the events the
+    # query saw (bulk loads included); when it saw more than are drawn, every row binned too
+    recs += _input_records(wb, q, streams, last, pending)
     for s in streams:
         try:
             c = wb.clock(s)
@@ -167,91 +176,230 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
 
     # operators: open windows and held rows, as of the last traced step
     for op, lane in zip(ops, op_lanes):
-        state = op.get("state") or {}
-        names = op.get("inputs", [])
-        if op["operator"] == "join" and "kept" in state:
-            for side, kept in enumerate(state["kept"]):
-                w = state["windows"][side]
-                p, f = w.get("preceding", 0), w.get("following", 0)
+        state = op.state
+        names = op.inputs
+        if isinstance(state, JoinState):
+            for side, js in enumerate(state.sides):
+                p, f = js.preceding, js.following
                 if p == 0 and f == 0:
                     continue
                 side_lane = names[side] if side < len(names) and names[side] in lanes else lane
-                for r in kept:
+                for r in js.kept:
                     recs.append(_rec("open window", side_lane, r - f, t2=r + p,
                                      detail=f"{side_lane} row at {ts(r)} can match base times "
                                             f"{ts(r - f)} to {ts(r + p)}"))
-        for g in state.get("open_groups", []):
-            end = g["end"]
-            start = g.get("start")
-            if start is None or start >= end:
-                start = _period_start(q, end)
-            if _real(end):
-                recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
-                                 detail=f"group {', '.join(g.get('labels') or [format_value(k) for k in g.get('keys', [])])} "
-                                        f"closes when the clock reaches {ts(end)}"))
-        for part in state.get("partitions", []):
-            if part.get("from") is not None and _real(op.get("present")):
-                recs.append(_rec("open window", lane, part["from"], t2=max(part["from"], op["present"]),
-                                 detail=f"partition {', '.join(map(format_value, part.get('partition', [])))}: "
-                                        f"{part.get('rows', 0)} rows in the frame"))
+        if isinstance(state, AggregateState):
+            for g in state.groups:
+                end = g.end
+                start = g.start
+                if start is None or start >= end:
+                    start = _period_start(q, end)
+                if _real(end):
+                    recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
+                                     detail=f"group {', '.join(g.labels or [format_value(k) for k in g.keys])} "
+                                            f"closes when the clock reaches {ts(end)}"))
+        if isinstance(state, WindowState):
+            for part in state.partitions:
+                if part.first is not None and _real(op.present):
+                    recs.append(_rec("open window", lane, part.first, t2=max(part.first, op.present),
+                                     detail=f"partition {', '.join(map(format_value, part.partition))}: "
+                                            f"{part.rows} rows in the frame"))
     for h in held_rows(q):
         lane = "output" if h["root"] else op_lanes[h["index"]]
         waits = "; ".join(h["waits_for"])
         recs.append(_rec("held row", lane, h["rowtime"],
                          detail=f"{', '.join(format_value(v) for v in h['values'])}; waits for: {waits}"))
-        for text in h["waits_for"]:
-            for name, when in _WAITS.findall(text):
+        for w in h["waits"]:
+            for name, when in clock_targets(w):
                 if name in lanes:
-                    recs.append(_rec("waits for", name, T.parse_timestamp(when),
+                    recs.append(_rec("waits for", name, when,
                                      detail=f"held row at {ts(h['rowtime'])} waits for this clock"))
+
+    # operators with several inputs: a lane per input, with the operator's clock for it
+    side_lanes, side_recs = _input_lanes(ops, op_lanes)
+    recs += side_recs
 
     # output: released rows and the output bound
     snap = snapshot(q)
     for row in snap.rows[-last:]:
-        recs.append(_rec("released row", "output", row.rowtime, step=row.step,
-                         detail=", ".join(f"{f.name}={format_value(v, f.type)}"
-                                          for f, v in zip(snap.fields, row.values))))
+        text = ", ".join(f"{f.name}={format_value(v, f.type)}" for f, v in zip(snap.fields, row.values))
+        recs.append(_rec("released row", "output", row.rowtime, step=row.step, detail=text, values=text))
     if _real(snap.output_bound):
         recs.append(_rec("output bound", "output", snap.output_bound, detail="output bound"))
     for e in [e for e in snap.errors if e.is_calc][-last:]:
-        recs.append(_rec("calc error", e.stream if e.stream in lanes else "output", e.data_rowtime, step=e.step,
-                         detail=f"{e.name}: {e.message}"))
-    return lanes, [r for r in recs if _real(r["t"]) and _real(r["t2"])]
+        recs.append(_rec("calc error", e.stream if e.stream in streams else "output", e.data_rowtime, step=e.step,
+                         detail=f"{e.name}: {e.message}", values=e.data_row))
+    recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
+    return _finish(q, streams, ops, op_lanes, side_lanes, recs)
 
 
-def timeline_chart(q, width: int = 640) -> alt.LayerChart:
-    """The timeline as an Altair layer chart over one inline data set (``spec["data"]["values"]``)."""
+def _input_records(wb, q, streams: list[str], last: int, pending: dict) -> list[dict]:
+    recs = []
+    events = _recent_events(wb, q, streams, last)
+    for r in events:
+        if r["kind"] == "row" and r["status"] == "ok" and (r["stream"], r["step"]) in pending:
+            continue
+        who = r.get("producer") or "default"
+        if r["kind"] == "row" and r["status"] == "ok":
+            text = _values_text(r["values"])
+            recs.append(_rec("row", r["stream"], r["rowtime"], step=r["step"], detail=text, producer=who,
+                             values=text))
+        elif r["kind"] == "row" and r["status"] == "late":
+            text = _values_text(r["values"])
+            recs.append(_rec("late row", r["stream"], r["rowtime"], step=r["step"], producer=who, values=text,
+                             detail=f"{text}; clock was {ts(r['clock'])}"))
+        elif r["kind"] == "bound" and r["status"] in ("ok", "eclipsed"):
+            t = r["rowtime"] + (1 if r["strict"] else 0)
+            what = "eclipsed bound" if r["status"] == "eclipsed" else "bound"
+            recs.append(_rec(what, r["stream"], t, step=r["step"], producer=who,
+                             detail=f"rowtime {'>' if r['strict'] else '>='} {ts(r['rowtime'])}"
+                                    + (f"; the clock was already {ts(r['bound_before'])}" if what != "bound" else "")))
+        elif r["kind"] == "bound" and r["status"] == "error" and "backwards" in (r["message"] or ""):
+            t = r["rowtime"] + (1 if r["strict"] else 0)
+            recs.append(_rec("backwards bound", r["stream"], t, step=r["step"], producer=who,
+                             detail=f"refused: {r['message']}"))
+    first = events[0]["step"] if events else None
+    if first is not None and len(events) >= last:
+        recs += _binned_rows(wb, q, streams)
+    return recs
+
+
+def _binned_rows(wb, q, streams: list[str]) -> list[dict]:
+    """Every row of each input stream since the query started, counted in up to ``BINS`` equal
+    time bins over their whole range."""
+    times = wb.traced_rowtimes(q.start_seq, streams)
+    everything = [t for t in times.values() if len(t)]
+    if not everything:
+        return []
+    lo = int(min(t.min() for t in everything))
+    hi = int(max(t.max() for t in everything)) + 1
+    edges = np.linspace(lo, hi, BINS + 1).astype(np.int64)
+    recs = []
+    for s in streams:
+        t = times.get(s)
+        if t is None or not len(t):
+            continue
+        counts, _e = np.histogram(t, bins=edges)
+        for k in np.nonzero(counts)[0]:
+            n = int(counts[k])
+            recs.append(_rec("rows (binned)", s, int(edges[k]), t2=int(edges[k + 1]),
+                             detail=f"{n} row{'s' if n != 1 else ''} from {ts(int(edges[k]))} to {ts(int(edges[k + 1]))}"))
+    return recs
+
+
+def _input_lanes(ops: list[dict], op_lanes: list[str]) -> tuple[dict[str, list[str]], list[dict]]:
+    """For each operator with several inputs: its input lanes (``join input ORDERS``) and on each
+    the operator's clock for that input and, for a join, the rows it keeps from it."""
+    lanes: dict[str, list[str]] = {}
+    recs = []
+    for op, lane in zip(ops, op_lanes):
+        names = op.get("inputs") or []
+        if len(names) < 2:
+            continue
+        mine = lanes[lane] = [f"{lane} input {n}" for n in names]
+        clocks = op.get("clocks") or []
+        kept = (op.get("state") or {}).get("kept") or []
+        for i, side in enumerate(mine):
+            if i < len(clocks) and _real(clocks[i]):
+                recs.append(_rec("clock", side, clocks[i],
+                                 detail=f"the {op['operator']}'s clock for {names[i]}: every later {names[i]} row "
+                                        f"it gets is at or after {ts(clocks[i])}"))
+            for rt in (kept[i] if i < len(kept) else []):
+                recs.append(_rec("kept row", side, rt,
+                                 detail=f"a {names[i]} row at {ts(rt)} the {op['operator']} keeps for partners "
+                                        f"still to come"))
+    return lanes, recs
+
+
+def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], list[dict]]:
+    """The lanes in drawing order (an operator lane with several inputs only when it has marks),
+    and each record's tooltip step (``at``), spread (``dy``) and step label."""
+    used = {r["lane"] for r in recs}
+    lanes = list(streams)
+    for lane in op_lanes:
+        if lane not in side_lanes or lane in used:
+            lanes.append(lane)
+        lanes += side_lanes.get(lane, [])
+    lanes.append("output")
+    as_of = q.trace[-1]["step"] if q.trace else None
+    for r in recs:
+        r["at"] = (f"step {r['step']}" if r["step"] is not None
+                   else f"after step {as_of}" if as_of is not None else "now")
+        r["dy"] = 0
+        r["label"] = ""
+    # marks at the same lane and time are spread vertically, in record order
+    spots: dict[tuple, list[dict]] = {}
+    for r in recs:
+        if r["what"] not in ("open window", "rows (binned)"):
+            spots.setdefault((r["lane"], r["t"]), []).append(r)
+    for group in spots.values():
+        n = len(group)
+        for k, r in enumerate(group):
+            r["dy"] = round((k - (n - 1) / 2) * min(SPREAD, 24 / max(1, n - 1)), 1) if n > 1 else 0
+    labelled = [r for r in recs if r["what"] in EVENT_KINDS and r["step"] is not None]
+    if len(labelled) <= MAX_LABELS:
+        for r in labelled:
+            r["label"] = str(r["step"])
+    return lanes, recs
+
+
+def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
+    """The timeline as Altair charts over one inline data set (``spec["data"]["values"]``): the
+    lanes across rowtime, and under them the same events across steps (the step table's Step)."""
     lanes, recs = timeline_records(q)
-    errors = any(r["what"] == "calc error" for r in recs)
-    kinds = [(k, c) for k, c in KINDS if k != "calc error" or errors]
+    present = {r["what"] for r in recs}
+    refused = ["late row"] + (["calc error"] if "calc error" in present else [])   # marked alike
+    kinds = [(k, c) for k, c in KINDS if k in present] or KINDS[:1]
     whats = [k for k, _c in kinds]
+    legend_labels = " : ".join(f"datum.label == {k!r} ? {MEANING[k]!r}" for k, _c in kinds if k in MEANING)
+    legend = alt.Legend(title=None, orient="bottom", columns=3, labelLimit=360, symbolOpacity=1,
+                        labelExpr=(legend_labels + " : datum.label") if legend_labels else alt.Undefined)
+    color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in kinds]), legend=legend)
+    tooltip = [alt.Tooltip("what:N"), alt.Tooltip("lane:N"), alt.Tooltip("at:N", title="step"),
+               alt.Tooltip("time:N", title="rowtime"), alt.Tooltip("producer:N"), alt.Tooltip("values:N"),
+               alt.Tooltip("detail:N")]
+    # a point scale: every mark is centred on its lane, and ``dy`` spreads marks from there
+    y = alt.Y("lane:N", scale=alt.Scale(domain=lanes, type="point", padding=0.5), sort=lanes, title=None)
+    dy = alt.YOffset("dy:Q", scale=None)
     x = alt.X("t:T", scale=alt.Scale(type="utc", padding=24, nice=False),
               axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC)"))
-    y = alt.Y("lane:N", scale=alt.Scale(domain=lanes), sort=lanes, title=None)
-    color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in kinds]),
-                      legend=alt.Legend(title=None, orient="bottom", columns=5))
-    tooltip = [alt.Tooltip("what:N"), alt.Tooltip("lane:N"), alt.Tooltip("time:N"), alt.Tooltip("step:Q"),
-               alt.Tooltip("detail:N")]
     base = alt.Chart().encode(x=x, y=y, color=color, tooltip=tooltip)
 
-    def only(*what):
-        return base.transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=list(what)))
+    def only(chart, *what):
+        return chart.transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=list(what)))
 
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
+    points = base.encode(yOffset=dy)
     layers = [
-        only("open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
-        only("row", "released row").mark_circle(size=70, opacity=1),
-        only(*(["late row", "calc error"] if errors else ["late row"])).mark_point(shape="cross", size=110,
-                                                                                  filled=True),
-        only("pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
-        only("bound", "output bound").mark_tick(thickness=3, size=24),
-        only("eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
-        only("clock").mark_point(shape="triangle-left", filled=True, size=120),
-        only("held row").mark_point(filled=False, size=110, strokeWidth=2),
-        only("waits for").mark_point(shape="diamond", filled=False, size=110, strokeWidth=2),
+        only(base, "open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
+        only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
+        only(points, "row", "released row").mark_circle(size=70, opacity=1),
+        only(points, *refused).mark_point(shape="cross", size=110, filled=True),
+        only(points, "pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
+        only(points, "kept row").mark_point(shape="square", size=60, filled=False, strokeWidth=2),
+        only(points, "bound", "output bound").mark_tick(thickness=3, size=24),
+        only(points, "eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
+        only(points, "backwards bound").mark_tick(thickness=2, size=24, strokeDash=[1, 3]),
+        only(points, "clock").mark_point(shape="triangle-left", filled=True, size=120),
+        only(points, "held row").mark_point(filled=False, size=110, strokeWidth=2),
+        only(points, "waits for").mark_point(shape="diamond", filled=False, size=110, strokeWidth=2),
+        points.transform_filter("datum.label != ''").mark_text(dx=7, dy=-7, align="left", fontSize=9)
+              .encode(text="label:N", color=alt.value("#444")),
     ]
-    return alt.layer(*layers, data=alt.Data(values=recs)).properties(
-        width=width, height=max(80, 34 * len(lanes)), title=f"Timeline of query {q.name}")
+    main = alt.layer(*layers).properties(width=width, height=max(80, 34 * len(lanes)),
+                                         title=f"Timeline of query {q.name}")
+    step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),
+                   axis=alt.Axis(format="d", tickMinStep=1, title="step (as in the step table)"))
+    step_lanes = [lane for lane in lanes if lane in set(q.plan.streams) or lane == "output"]
+    step_y = alt.Y("lane:N", scale=alt.Scale(domain=step_lanes, type="point", padding=0.5), sort=step_lanes,
+                   title=None)
+    events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
+    by_step = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=events))
+               .transform_filter("datum.step != null")
+               .mark_circle(size=45, opacity=1)
+               .encode(x=step_x, y=step_y, color=color, tooltip=tooltip)
+               .properties(width=width, height=max(50, 22 * len(step_lanes))))
+    return alt.vconcat(main, by_step, data=alt.Data(values=recs), spacing=8).resolve_scale(color="shared")
 
 
 def timeline_summary(q) -> str:
@@ -264,7 +412,7 @@ def timeline_summary(q) -> str:
     return f"Timeline of query {q.name} (lanes: {', '.join(lanes)}): {shown or 'nothing yet'}"
 
 
-class Timeline(widgets.VBox):
+class Timeline(StaticMixin, widgets.VBox):
     """The timeline chart of a query, redrawn after every event and release."""
 
     def __init__(self, q, width: int = 640):
@@ -280,12 +428,27 @@ class Timeline(widgets.VBox):
         self.refresh()
 
     def chart(self) -> alt.LayerChart:
+        """The timeline as an Altair chart (:func:`timeline_chart` of this view's query)."""
         return timeline_chart(self.q, self.width)
 
     def spec(self) -> dict:
+        """The chart's Vega-Lite spec (schema v5)."""
         return vega.spec_of(self.chart())
 
+    def static_parts(self) -> list[str]:
+        return [chart_html(self.chart())]
+
+    def static_key(self):
+        return query_key(self.q)
+
+    def static_settle(self) -> None:
+        settled(self.q)
+
+    def static_html(self) -> str:
+        return snapshot_html(self.static_parts(), f"Timeline of query {self.q.name}")
+
     def refresh(self) -> None:
+        """Redraw from the query's current state."""
         with self._lock:
             data = vega.bundle(self.chart(), timeline_summary(self.q))
             self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)

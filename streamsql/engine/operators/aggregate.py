@@ -14,6 +14,7 @@ so only the result's type limits them.
 from __future__ import annotations
 
 import decimal
+import heapq
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ from ..functions.spec import fit, out_of_range
 from ..plan import AggCall, Aggregate
 from ..types import SqlType
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
+from .describe import STATE_LIMIT, AggregateState, OpenGroup, merged_items, total
 
 _CTX = decimal.Context(prec=80)
 _BIG_LO, _BIG_HI = -(1 << 63), (1 << 63) - 1
@@ -367,14 +369,29 @@ class AggregateOp(Refusing, Operator):
             f = rowtime_map_array(self.stamp_of_time, c)
         return np.minimum(params[:, 0], f)
 
-    def describe_state(self) -> dict:
+    def state_view(self):
+        groups = self.groups
+        if len(groups) > STATE_LIMIT:
+            keys = heapq.nsmallest(STATE_LIMIT, groups, key=lambda g: (g[0], encode_key(g[1])))
+        else:
+            keys = list(groups)
+        items = {(e, encode_key(k)): (e, k, tuple(acc.final(s) for acc, s in zip(self.accs, groups[(e, k)])))
+                 for e, k in keys}
+        return items, {"groups": len(groups)}
+
+    def trace_state(self, views):
         from ..types import format_value
-        tk = self.node.time_key
-        types = [k.type for k in self.node.keys]
-        return {"open_groups": [{"end": e, "keys": list(k), "labels": [format_value(v, t) for v, t in zip(k, types)],
-                                 "start": k[tk] if tk is not None and isinstance(k[tk], int) else None}
-                                for (e, k) in sorted(self.groups, key=lambda x: x[0])[:50]],
-                "groups": len(self.groups)}
+        node = self.node
+        tk = node.time_key
+        types = [k.type for k in node.keys]
+        names = [f.name for f in node.fields[len(node.keys):]]
+        groups = []
+        for _key, (end, keys, finals) in merged_items(views)[:STATE_LIMIT]:
+            keys = tuple(keys)
+            groups.append(OpenGroup(keys, tuple(format_value(v, t) for v, t in zip(keys, types)),
+                                    keys[tk] if tk is not None and isinstance(keys[tk], int) else None,
+                                    end, tuple(zip(names, finals))))
+        return AggregateState(tuple(groups), total(views, "groups"))
 
     def state_size(self) -> int:
         return len(self.groups) + len(self.seen)

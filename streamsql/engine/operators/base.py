@@ -61,6 +61,18 @@ class OperatorError:
         return (error_time, self.level, self.name, self.message, self.data_rowtime, self.data_row,
                 stream_name, producer, self.step)
 
+    def to_json(self) -> dict:
+        """The record as JSON fields (how the Spark runtime carries it from a stage to the sink)."""
+        return {"step": self.step, "name": self.name, "message": self.message, "bound": self.bound,
+                "data_rowtime": self.data_rowtime, "data_row": self.data_row, "level": self.level,
+                "sqlstate": self.sqlstate, "channel": self.channel, "stream": self.stream}
+
+    @staticmethod
+    def from_json(d: dict) -> "OperatorError":
+        return OperatorError(int(d["step"]), d["name"], d["message"], int(d["bound"]), int(d["data_rowtime"]),
+                             d["data_row"], d.get("level") or "WARNING", d.get("sqlstate"),
+                             int(d.get("channel") or 0), d.get("stream"))
+
     @property
     def is_calc(self) -> bool:
         """A calculator error (a data exception, with its SQLSTATE), not a late row."""
@@ -158,13 +170,21 @@ class Operator:
         c = np.asarray([clocks], dtype=np.int64)
         return int(self.bound_eval(p, c)[0])
 
-    def explain_bound(self, clocks: Sequence[int], names: Sequence[str]) -> str | None:
-        """Why ``F`` is where it is, in words, for the trace ("why is this row held")."""
+    # what the trace shows (operators/describe.py); optional
+    def state_view(self) -> tuple[dict, dict]:
+        """This operator's part of its trace state as ``(items, totals)`` (one key bucket's, on
+        Spark): entries keyed in the trace's order, at most the trace's limit of them, and totals."""
+        return {}, {}
+
+    def trace_state(self, views: list):
+        """The trace's typed state (a record of ``describe.py``) from the views of every bucket
+        (one view in the local runtime); None when there is nothing to show."""
         return None
 
-    # state that the trace shows (open windows, retained rows); optional
-    def describe_state(self) -> dict:
-        return {}
+    def frontier_reason(self, state, clocks: Sequence[int], names: Sequence[str]):
+        """Why ``F`` is where it is (a reason record of ``describe.py``), from the trace state and
+        the input clocks; None when ``F`` needs no explanation beyond its value."""
+        return None
 
     def state_size(self) -> int:
         """Rows (or groups) held in state, for the state-bound checks."""

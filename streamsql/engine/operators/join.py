@@ -22,6 +22,8 @@ from ..expr import compile_expr
 from ..functions import CalcError
 from ..plan import Join, JoinWindow
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_ints
+from .describe import (STATE_LIMIT, JoinSide, JoinState, KeptRowCouldMatch, LaterRowCouldBeUnmatched,
+                       LaterRowsCouldMatch, UnmatchedRowReleased, least, merged_items)
 
 
 class _Refusing(Refusing):
@@ -183,40 +185,54 @@ class JoinOp(_Refusing, Operator):
             terms.append(shift(clocks[:, 1], self.p[1]))
         return np.minimum.reduce(terms).astype(np.int64)
 
-    def explain_bound(self, clocks, names):
-        def fmt(t):
-            return T.format_timestamp(max(T.NO_TIME, min(T.END_OF_TIME, t)))
+    def state_view(self):
+        items = {}
+        for i in (0, 1):
+            for kind, q in ((0, self.kept[i]), (1, self.nulls[i])):
+                for n, k in enumerate(q):
+                    if n >= STATE_LIMIT:
+                        break
+                    items[(kind, i, k.arrival)] = k.r
+        totals = {}
+        for i in (0, 1):
+            k = next((k for k in self.unmatched[i] if not k.matched), None)
+            totals[f"unmatched{i}"] = None if k is None else (k.arrival, k.r)
+        return items, totals
 
+    def trace_state(self, views):
+        its = merged_items(views)
+        sides = []
+        for i in (0, 1):
+            kept = [r for (kind, side, _a), r in its if kind == 0 and side == i][:STATE_LIMIT]
+            nulls = [r for (kind, side, _a), r in its if kind == 1 and side == i][:STATE_LIMIT]
+            sides.append(JoinSide(self.p[i], self.f[i], tuple(kept), tuple(nulls), least(views, f"unmatched{i}")))
+        return JoinState(tuple(sides))
+
+    def frontier_reason(self, state, clocks, names):
         def shift(t, d):
             return t if t <= T.NO_TIME or t >= T.END_OF_TIME else t + d
         c = [shift(clocks[0], -self.f[0]), shift(clocks[1], -self.f[1])]
         terms = []
         for i in (0, 1):
             j = 1 - i
-            if self.kept[i]:
-                k = self.kept[i][0]
-                terms.append((max(k.r - self.f[i], c[j]),
-                              f"the {names[i]} row at {fmt(k.r)} could still match a {names[j]} row until the "
-                              f"{names[j]} clock passes {fmt(k.r + self.p[i] + self.f[j])}"))
-        terms.append((max(c[0], c[1]), f"a later {names[0]} row and a later {names[1]} row could still match"))
+            if state.sides[i].kept:
+                r = state.sides[i].kept[0]
+                terms.append((max(r - self.f[i], c[j]),
+                              lambda v, i=i, j=j, r=r: KeptRowCouldMatch(names[i], names[j], r,
+                                                                         r + self.p[i] + self.f[j], v)))
+        terms.append((max(c[0], c[1]), lambda v: LaterRowsCouldMatch(names[0], names[1], v)))
         for i in (0, 1):
-            q = [k for k in self.unmatched[i] if not k.matched]
-            if q:
-                terms.append((q[0].r + self.p[i],
-                              f"the unmatched {names[i]} row at {fmt(q[0].r)} is released when the "
-                              f"{names[1 - i]} clock passes {fmt(q[0].r + self.p[i] + self.f[1 - i])}"))
+            r = state.sides[i].first_unmatched
+            if r is not None:
+                terms.append((r + self.p[i], lambda v, i=i, r=r: UnmatchedRowReleased(
+                    names[i], names[1 - i], r, r + self.p[i] + self.f[1 - i], v)))
             if self.outer[i]:
-                terms.append((shift(clocks[i], self.p[i]), f"a later {names[i]} row could still be unmatched"))
-        v, why = min(terms, key=lambda t: t[0])
-        return f"{why} (could still produce a row stamped {fmt(v)})"
+                terms.append((shift(clocks[i], self.p[i]), lambda v, i=i: LaterRowCouldBeUnmatched(names[i], v)))
+        v, make = min(terms, key=lambda t: t[0])
+        return make(v)
 
     def state_size(self) -> int:
         return sum(len(self.kept[i]) + len(self.nulls[i]) for i in (0, 1))
-
-    def describe_state(self) -> dict:
-        return {"kept": [[k.r for k in list(self.kept[i])[:50]] for i in (0, 1)],
-                "null_keys": [[k.r for k in list(self.nulls[i])[:50]] for i in (0, 1)],
-                "windows": [{"preceding": self.p[i], "following": self.f[i]} for i in (0, 1)]}
 
 
 class LookupJoinOp(_Refusing, Operator):

@@ -39,6 +39,8 @@ from ..plan import Sort, SortKey
 from ..types import dumps_row, to_json_value
 from .base import (INF, MAX_PENDING_ERRORS, Candidate, Operator, OperatorError, Refusing, calc_error, encode_ints,
                    encode_value)
+from .describe import (PARTITION_LIMIT, STATE_LIMIT, OrderByHolds, SortGroup, SortState, TSortNoRowYet, TSortState,
+                       TSortWithin, least, merged_items, total)
 from .timekey import try_time_key
 
 
@@ -142,23 +144,27 @@ class SortOp(Refusing, Operator):
     def bound_eval(self, params, clocks):
         return np.minimum(params[:, 0], clocks[:, 0])
 
-    def explain_bound(self, clocks, names):
-        if self.open_min >= INF:
-            return None
-        n = sum(len(v) for v in self.groups.values())
-        when = ("until the input clock reaches " + T.format_timestamp(min(self.groups))
-                if self.time_key is not None else "until a row with a later leading ORDER BY value arrives")
-        return (f"the ORDER BY holds {n} row{'s' if n != 1 else ''} from {T.format_timestamp(self.open_min)} "
-                f"({when})")
-
-    def describe_state(self) -> dict:
+    def state_view(self):
         # the rows waiting for their ORDER BY value to complete (the host's trace only shows rows
-        # already produced), each group with the clock that completes it
+        # already produced), each group with the clock that completes it; one bucket only
         gs = sorted(self.groups.items(), key=lambda kv: kv[0] if isinstance(kv[0], int) else 0)
-        return {"groups": [{"complete_at": g if isinstance(g, int) else None, "rows": len(v),
-                            "held": [{"rowtime": rt, "values": list(row)} for rt, _k, row in v[:20]]}
-                           for g, v in gs[:50]],
-                "rows": sum(len(v) for v in self.groups.values())}
+        items = {n: (g if isinstance(g, int) else None, len(v),
+                     tuple((rt, tuple(row)) for rt, _k, row in v[:PARTITION_LIMIT]))
+                 for n, (g, v) in enumerate(gs[:STATE_LIMIT])}
+        first = min(self.groups) if self.time_key is not None and self.groups else None
+        return items, {"rows": sum(len(v) for v in self.groups.values()),
+                       "earliest": None if self.open_min >= INF else (self.open_min, self.open_min),
+                       "next_complete": None if first is None else (first, first)}
+
+    def trace_state(self, views):
+        groups = tuple(SortGroup(c, n, tuple((rt, tuple(vals)) for rt, vals in held))
+                       for _k, (c, n, held) in merged_items(views))
+        return SortState(groups, total(views, "rows"), least(views, "earliest"), least(views, "next_complete"))
+
+    def frontier_reason(self, state, clocks, names):
+        if state.earliest is None:
+            return None
+        return OrderByHolds(state.rows, state.earliest, state.next_complete if self.time_key is not None else None)
 
     def state_size(self) -> int:
         return sum(len(v) for v in self.groups.values())
@@ -244,14 +250,17 @@ class TSortOp(Operator):
     def bound_eval(self, params, clocks):
         return params[:, 0].copy()
 
-    def explain_bound(self, clocks, names):
-        if self.max_ts is None:
-            return "the T-sort has seen no row yet, so any ts can still come"
-        return (f"the T-sort releases a row once the highest ts seen minus the WITHIN interval reaches it "
-                f"(now {T.format_timestamp(self.max_ts)} minus {self.within} ms = {T.format_timestamp(self.bound)})")
+    def state_view(self):
+        return {}, {"max_ts": self.max_ts, "bound": self.bound, "late": self.late_count, "null_ts": self.null_count}
 
-    def describe_state(self) -> dict:
-        return {"max_ts": self.max_ts, "bound": self.bound, "late": self.late_count, "null_ts": self.null_count}
+    def trace_state(self, views):
+        t = views[0][1] if views else self.state_view()[1]
+        return TSortState(t["max_ts"], t["bound"], self.within, t["late"], t["null_ts"])
+
+    def frontier_reason(self, state, clocks, names):
+        if state.max_ts is None:
+            return TSortNoRowYet()
+        return TSortWithin(state.max_ts, state.within, state.bound)
 
 
 def make_sort_operator(node: Sort) -> Operator:

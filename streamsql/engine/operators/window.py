@@ -27,7 +27,8 @@ from ..functions.errors import operand_name, show_value
 from ..plan import Window, WindowSpec
 from ..functions.spec import out_of_range
 from .aggregate import Acc, _avg, _fit
-from .base import INF, Candidate, Operator, Refusing, calc_error
+from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
+from .describe import PARTITION_LIMIT, OverPartition, WindowState, merged_items
 from .timekey import TimeKey, try_time_key
 
 _CTX = decimal.Context(prec=80)
@@ -420,10 +421,22 @@ class WindowOp(Refusing, Operator):
     def state_size(self) -> int:
         return sum(len(r.o) + 1 for g in self.groups for r in g.runs.values())
 
-    def describe_state(self) -> dict:
-        out = []
-        for g in self.groups:
-            for part, r in list(g.runs.items())[:20]:
-                out.append({"partition": list(part), "rows": len(r.o),
-                            "from": r.order(r.base) if r.o else None})
-        return {"partitions": out}
+    def state_view(self):
+        items = {}
+        for gi, g in enumerate(self.groups):
+            runs = g.runs
+            keys = ((encode_key(part), part) for part in runs)
+            first = (heapq.nsmallest(PARTITION_LIMIT, keys, key=lambda kp: kp[0]) if len(runs) > PARTITION_LIMIT
+                     else sorted(keys, key=lambda kp: kp[0]))
+            for enc, part in first:
+                r = runs[part]
+                items[(gi, enc)] = (gi, part, len(r.o), r.order(r.base) if r.o else None)
+        return items, {}
+
+    def trace_state(self, views):
+        out, per = [], {}
+        for _key, (gi, part, rows, first) in merged_items(views):
+            per[gi] = per.get(gi, 0) + 1
+            if per[gi] <= PARTITION_LIMIT:
+                out.append(OverPartition(gi, tuple(part), rows, first))
+        return WindowState(tuple(out))

@@ -1,10 +1,14 @@
 """The one seam between the workbench and an engine: everything a query needs from a runtime.
 
-The workbench picks its runtime once (:func:`make_runtime`); nothing else compares engine names.
-A runtime runs continuous queries (``start``/``stop``/``wait``), may see each event before its
-commit (``in_process``: the local runtime steps its queries inline so that rows an operator
-refuses reach the error stream at their own step), and hosts the engine-specific parts of
-relational queries, foreign streams, file sinks and explain.
+The workbench picks its runtime once (:func:`~streamsql.engine.runtime.engines.make_runtime`);
+nothing else compares engine names. A runtime runs continuous queries (``start``/``stop``/
+``wait``), may see each event before its commit (``in_process``: the local runtime steps its
+queries inline so that rows an operator refuses reach the error stream at their own step), and
+hosts the engine-specific parts of relational queries, foreign streams, file sinks and explain.
+The engine-independent parts of those stay in the engine: the order rules of relational
+evaluation (:mod:`~streamsql.engine.relational`), the options, typing and stamping of foreign
+files (:mod:`~streamsql.engine.foreign`), the naming and idempotence of sink files
+(:mod:`~streamsql.engine.sinks`).
 """
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from abc import ABC, abstractmethod
 class Runtime(ABC):
     #: the name users give it (``Workbench(engine=...)``, ``--engine``)
     name: str = ""
+    #: how the notebooks and tutorials name it ("streamsql on Spark")
+    label: str = ""
 
     def __init__(self, wb):
         self.wb = wb
@@ -51,14 +57,27 @@ class Runtime(ABC):
     def notify(self, feeds: list, head: int) -> None:
         """After a commit: ``feeds`` are the events just committed, ``head`` the last step."""
 
+    def rebuild(self, head: int) -> None:
+        """An append failed before its commit: state that saw its events in-process goes back to
+        step ``head`` (rebuilt from the log), and nothing of it is delivered."""
 
-def make_runtime(engine: str, wb) -> Runtime:
-    """The runtime named ``engine`` for workbench ``wb`` (imported only when chosen, so a
-    local workbench never imports pyspark)."""
-    if engine == "local":
-        from .local.driver import LocalRuntime
-        return LocalRuntime(wb)
-    if engine == "spark":
-        from .spark.driver import SparkRuntime
-        return SparkRuntime(wb)
-    raise ValueError(f"engine must be 'spark' or 'local', not {engine!r}")
+    # ------------------------------------------------------------------ the rest of a session
+
+    @abstractmethod
+    def relational(self, root) -> list[tuple]:
+        """The rows of a relational (non-STREAM) plan ``root``, as ``(rowtime or None, values)``
+        in the order :mod:`~streamsql.engine.relational` defines."""
+
+    @abstractmethod
+    def foreign_reader(self, stream: str):
+        """A :class:`~streamsql.engine.foreign.FileReader` for foreign stream ``stream``
+        (not started)."""
+
+    @abstractmethod
+    def file_sink(self, q, path, fmt: str):
+        """A :class:`~streamsql.engine.sinks.FileSink` writing ``q``'s released rows to
+        ``path`` in ``fmt`` (``parquet`` or ``csv``)."""
+
+    @abstractmethod
+    def explain(self, q) -> str:
+        """The plan this engine runs for ``q``, as stable text (no ids, hashes or paths)."""

@@ -54,6 +54,17 @@ def stream_inputs(node: Node) -> list[Node]:
     return node.inputs()
 
 
+def input_label(node: Node) -> str:
+    """What the trace calls an operator's input: a stream's name through row-by-row nodes, else
+    the operator feeding it (``union``, ``aggregate``, ``join``, ...). The first input's label is
+    also the ``STREAM_NAME`` of rows the operator refuses."""
+    while isinstance(node, (Filter, Project)):
+        node = node.input
+    if isinstance(node, StreamScan):
+        return node.stream
+    return type(node).__name__.lower()
+
+
 # --------------------------------------------------------------------------- normalize
 
 def is_shift(e) -> bool:
@@ -142,6 +153,7 @@ class StageInput:
     leaves: list[Leaf]
     post: list = field(default_factory=list)     # Filter/Project applied after the merge
     fields: list = field(default_factory=list)   # fields of the merged rows (before ``post``)
+    union: Node | None = None                    # the UNION ALL node the merge is (several leaves)
 
 
 @dataclass
@@ -174,7 +186,7 @@ def build_stages(root: Node) -> list[Stage]:
             n = n.input
         post.reverse()
         if isinstance(n, Union):
-            return StageInput([leaf(i) for i in n.inputs_], post, list(n.fields))
+            return StageInput([leaf(i) for i in n.inputs_], post, list(n.fields), n)
         lf = leaf(n)
         return StageInput([lf], [], list(n.fields))
 
@@ -187,6 +199,42 @@ def build_stages(root: Node) -> list[Stage]:
     sink_in = stage_input(root)
     stages.append(Stage(len(stages), None, [sink_in]))
     return stages
+
+
+@dataclass
+class TraceHost:
+    """One operator of the trace, in the local runtime's order (inputs before their reader):
+    ``stage``'s operator, or (``input`` set) the merge of that stage's input (a UNION ALL)."""
+    name: str
+    inputs: list
+    stage: int
+    input: int | None = None
+
+
+def trace_hosts(root: Node, stages: list[Stage]) -> list[TraceHost]:
+    """The operators the trace lists for a normalized plan cut into ``stages`` (the local runtime
+    builds the same list from the same plan)."""
+    by_node = {id(st.node): st.index for st in stages if st.node is not None}
+    by_union = {id(inp.union): (st.index, i) for st in stages for i, inp in enumerate(st.inputs)
+                if inp.union is not None}
+    out: list[TraceHost] = []
+
+    def walk(n: Node) -> None:
+        while isinstance(n, (Filter, Project)):
+            n = n.input
+        if isinstance(n, StreamScan):
+            return
+        ins = n.inputs_ if isinstance(n, Union) else stream_inputs(n)
+        for i in ins:
+            walk(i)
+        labels = [input_label(i) for i in ins]
+        if isinstance(n, Union):
+            z, i = by_union[id(n)]
+            out.append(TraceHost("union", labels, z, i))
+        else:
+            out.append(TraceHost(type(n).__name__.lower(), labels, by_node[id(n)]))
+    walk(root)
+    return out
 
 
 def _reaches_union(n: Node) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class OutputRow:
+    """A released row: the step that released it, its rowtime (epoch milliseconds) and the select list's values."""
     step: int
     rowtime: int
     values: tuple

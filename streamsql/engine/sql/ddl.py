@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .. import time as T
 from ..expr import Expr, Lit
 from ..plan import (AlterPump, ColumnDef, CreatePump, CreateStream, CreateTable, CreateView, Drop,
                     InsertValues, PumpInfo, SelectStatement, Statement, StreamInfo, TableInfo, ViewInfo)
@@ -79,7 +80,13 @@ def _columns(tree: N.CreateStreamStatement, env: Env, kind: str) -> list[ColumnD
         if name in seen:
             raise source.error(f"Duplicate column '{name}'", c.this)
         seen.add(name)
-        params = [int(p.this) for p in c.args.get("params") or []]
+        params = []
+        for p in c.args.get("params") or []:
+            text = str(getattr(p, "this", p))
+            if not text.isdigit() or len(text) > 9:
+                raise source.error(f"Type parameter '{text[:20]}' of column '{name}' is not a whole number "
+                                   f"(like VARCHAR(10) or DECIMAL(10, 2))", p if isinstance(p, exp.Expr) else c.this)
+            params.append(int(text))
         t = sql_type(c.args["type"], params, source, c.meta.get("type_pos"),
                      nullable=not c.args.get("not_null"))
         out.append(ColumnDef(name, t, source.position(start_of(c.this))))
@@ -270,6 +277,9 @@ def _assign(column: str, target: SqlType, e: Expr, at, source: Source) -> Expr:
         if not target.nullable:
             raise source.error(f"Cannot assign NULL to target column '{column}' of type {target}", at)
         return e
+    if (column == "ROWTIME" and isinstance(e, Lit) and isinstance(e.value, str)
+            and (T.is_time_of_day(e.value) or e.value.strip().lower() == "now")):
+        return e      # '10:02' or 'now': the workbench dates it by the stream clock when the row goes in
     if target.name == "TIMESTAMP" and isinstance(e, Lit) and isinstance(e.value, str):
         try:
             return timestamp_literal(e.value, source, at)

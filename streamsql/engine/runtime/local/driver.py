@@ -3,33 +3,26 @@ synchronously, before ``insert`` returns. A query resumed in a reopened workspac
 from its start, which rebuilds the same state and the same output."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 from ...catalog import LogEntry
-from ...log import entry_schema
 from ..base import Runtime
 from .query import LocalQuery
 
 
 def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
     """The stream-log entries of ``streams`` with ``start < seq <= end``, grouped by event."""
-    by_seq: dict[int, dict[str, list[LogEntry]]] = defaultdict(dict)
-    for s in streams:
-        d = wb.catalog.streams.get(s)
-        if d is None:
-            continue
-        t = wb.log.read(d.uid, entry_schema(d.fields), start, end)
-        if t.num_rows == 0:
-            continue
-        cols = t.to_pydict()
-        n = len(d.fields)
-        vals = list(zip(*[cols[f"c{i}"] for i in range(n)])) if n else [()] * t.num_rows
-        for i in range(t.num_rows):
-            e = LogEntry(cols["seq"][i], cols["kind"][i], cols["rowtime"][i], cols["clock"][i],
-                         vals[i] if cols["kind"][i] == 0 else None)
-            by_seq[e.seq].setdefault(s, []).append(e)
-    return sorted(by_seq.items())
+    return wb.feeds(streams, start, end)
 
+
+def replayed(wb, q, head: int) -> LocalQuery:
+    """A fresh local query for ``q`` that has processed the log up to ``head`` (nothing delivered;
+    its trace cut back to ``head``)."""
+    lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks)
+    for seq, feed in read_feeds(wb, q.plan.streams, q.start_seq, head):
+        if seq > q.start_seq:
+            lq.process(seq, feed)
+    while q.trace and q.trace[-1]["step"] > head:
+        q.trace.pop()
+    return lq
 
 
 def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors: bool):
@@ -43,11 +36,12 @@ def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors:
         return None
     b = lq.process(seq, feed)
     if wb.trace:
-        q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+        q.trace.append(lq.step_trace(b))
     return b
 
 class LocalRuntime(Runtime):
     name = "local"
+    label = "local"
 
     def __init__(self, wb):
         super().__init__(wb)
@@ -84,6 +78,13 @@ class LocalRuntime(Runtime):
             q._deliver(self._pending.pop(q.name, []))
             q.processed_seq = max(q.processed_seq, head)
 
+    def rebuild(self, head: int) -> None:
+        self._pending.clear()
+        for name, (q, _old) in list(self.running.items()):
+            lq = replayed(self.wb, q, head)
+            q.handle = lq
+            self.running[name] = (q, lq)
+
     def _feed(self, q, lq: LocalQuery, feeds) -> None:
         out = []
         for seq, feed in feeds:
@@ -91,7 +92,7 @@ class LocalRuntime(Runtime):
                 continue
             b = lq.process(seq, feed)
             if self.wb.trace and any(s in lq.streams for s in feed):
-                q.trace.append({"step": seq, "operators": lq.trace(), "released": len(b.rows), "bound": b.bound})
+                q.trace.append(lq.step_trace(b))
             out.append(b)
         q._deliver(out)
 
@@ -103,3 +104,20 @@ class LocalRuntime(Runtime):
 
     def close(self) -> None:
         self.running.clear()
+
+    # ------------------------------------------------------------------ the rest of a session
+
+    def relational(self, root) -> list[tuple]:
+        from .relational import PythonRelational
+        return PythonRelational(self.wb).run(root)
+
+    def foreign_reader(self, stream: str):
+        from .foreign import PolledFileReader
+        return PolledFileReader(self.wb, stream)
+
+    def file_sink(self, q, path, fmt: str):
+        from .sinks import ArrowFileSink
+        return ArrowFileSink(q, path, fmt)
+
+    def explain(self, q) -> str:
+        return f"(query {q.name} runs on the local engine: there is no Spark plan)"

@@ -24,12 +24,11 @@ from ...operators.base import Candidate, Operator, Rejected, calc_error, encode_
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..records import OutputRow, ReleasedBatch
+from ..tracing import TRACE_HELD, StepTrace, operator_trace
 from ...operators.union import UnionOp
 from ..plans import make_operator, normalize, post_order, stream_inputs
 
 Rows = list  # [(rowtime, arrival, row, stream it came from)]
-#: held rows listed per operator in each trace record (the earliest ones; the count is exact)
-TRACE_HELD = 20
 
 
 class _Node:
@@ -50,7 +49,7 @@ class _Node:
     def step(self, seq: int, feed: dict[str, list[LogEntry]]) -> Rows:
         raise NotImplementedError
 
-    def trace(self) -> list[dict]:
+    def trace(self) -> list:
         return []
 
 
@@ -179,34 +178,10 @@ class _Host(_Node):
     def trace(self):
         names = [c.label() for c in self.children]
         first = heapq.nsmallest(TRACE_HELD, self.pending, key=lambda c: (c.stamp, c.tie))
-        held = [{"rowtime": c.stamp, "values": list(c.row), "waits_for": self._waits_for(c, names),
-                 "waits": self._waits(c, names)} for c in first]
-        mine = {"operator": self.name, "inputs": names, "clocks": list(self.clocks), "present": self.present,
-                "future": self.future, "bound": self.clock, "held": held, "held_count": len(self.pending),
-                "state": self.op.describe_state()}
+        state = self.op.trace_state([self.op.state_view()])
+        mine = operator_trace(self.op, self.name, names, list(self.clocks), self.future,
+                              [(c.stamp, tuple(c.row)) for c in first], len(self.pending), state)
         return [t for c in self.children for t in c.trace()] + [mine]
-
-    def _waits_for(self, c: Candidate, names: list[str]) -> list[str]:
-        """Why a row is held: which input clock must reach what (SEMANTICS.md 3, rules 1 and 2)."""
-        out = []
-        if c.stamp > self.present:
-            for n, ck in zip(names, self.clocks):
-                if ck < c.stamp:
-                    out.append(f"{n} clock must reach {T.format_timestamp(c.stamp)} "
-                               f"(now {T.format_timestamp(ck) if ck > T.NO_TIME else 'none'})")
-        if c.stamp > self.future:
-            why = self.op.explain_bound(self.clocks, names)
-            out.append(why or f"the {self.name} could still produce a row stamped "
-                              f"{T.format_timestamp(self.future)}")
-        return out
-
-    def _waits(self, c: Candidate, names: list[str]) -> list[dict]:
-        """The same as :meth:`_waits_for`, structured: which input's clock must reach which time
-        (``input`` None when the operator's own frontier holds the row)."""
-        out = [{"input": n, "time": c.stamp} for n, ck in zip(names, self.clocks) if ck < c.stamp]
-        if c.stamp > self.future:
-            out.append({"input": None, "time": c.stamp, "frontier": self.future})
-        return out
 
     def label(self) -> str:
         return self.name
@@ -269,5 +244,10 @@ class LocalQuery:
     def process_all(self, events: Iterable[tuple[int, dict[str, list[LogEntry]]]]) -> list[ReleasedBatch]:
         return [self.process(seq, feed) for seq, feed in events]
 
-    def trace(self) -> list[dict]:
+    def trace(self) -> list:
+        """The operators' trace records after the last event (OperatorTrace, inputs first)."""
         return self.root.trace()
+
+    def step_trace(self, b: ReleasedBatch) -> StepTrace:
+        """The trace record of the event that gave ``b``."""
+        return StepTrace(b.seq, tuple(self.root.trace()), len(b.rows), b.bound)

@@ -1,12 +1,15 @@
 """Runs a workbench's continuous queries on Spark: one streaming query each, started lazily on
 the process's SparkSession, with its checkpoint and sink state in the query's folder of the
-workspace (so a reopened workspace resumes them where they stopped)."""
+workspace (so a reopened workspace resumes them where they stopped). Everything a query shows
+comes from its Spark stages: rows, bounds, rows its operators refuse and the trace."""
 from __future__ import annotations
 
 import shutil
 import threading
+import time
 
 from ...errors import StreamSqlError
+from ...paths import under
 from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_session
@@ -14,96 +17,108 @@ from .session import get_session
 
 class SparkRuntime(Runtime):
     name = "spark"
+    label = "Spark"
 
     def __init__(self, wb):
         super().__init__(wb)
         self.running: dict[str, tuple] = {}
-        self.shadows: dict = {}
+        self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
+        self._first: str | None = None  # the query whose first batch ends it
 
     def _spark(self):
-        return get_session(self.wb.master, self.wb.spark_conf, log_dir=self.wb.path / "logs",
-                           on_start=getattr(self.wb, "on_spark_start", None))
+        on_phase = getattr(self.wb, "on_spark_phase", None)
+        started = []
+
+        def on_start():
+            started.append(True)
+            f = getattr(self.wb, "on_spark_start", None)
+            if f is not None:
+                f()
+        spark = get_session(self.wb.master, self.wb.spark_conf, log_dir=None if self.wb.read_only else self.wb.path / "logs",
+                            on_start=on_start, on_phase=on_phase)
+        if started and on_phase is not None:
+            self._phase = on_phase      # this start goes on with the first query's plan and batch
+        return spark
+
+    def _end_startup(self, q) -> None:
+        if self._phase is not None and self._first == q.name:
+            phase, self._phase, self._first = self._phase, None, None
+            phase(None)
 
     def start(self, q, resume: bool = False) -> None:
         spark = self._spark()
-        folder = self.wb.path / "queries" / q.name
+        if self._phase is not None and self._first is None:
+            self._first = q.name
+            self._phase("plan")
+        folder = under(self.wb.path, "queries", q.name)
         if not resume and folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
         if resume:
-            for table, bounds in sq.sink.history():
-                q._deliver_table(table, bounds)
+            for res in sq.sink.history():
+                q._deliver_errors([e for _s, e in res.errors])   # already in ERRORS
+                q._deliver_table(res.rows, res.bounds)
         q.handle = sq
 
         def on_error(e):
             q.error = f"{type(e).__name__}: {e}"
             q._state_changed()
 
-        handle = sq.start(lambda res: q._deliver_table(*res), on_error)
+        def delivered(res):
+            if res.errors:   # rows an operator refused go to ERRORS before the rows of their batch
+                self.wb.commit_operator_errors(q, res.errors)
+                q._deliver_errors([e for _s, e in res.errors])
+            if res.trace is not None:
+                q.trace.extend(res.trace.entries())
+            q._deliver_table(res.rows, res.bounds)
+
+        handle = sq.start(delivered, on_error)
         self.running[q.name] = (q, sq, handle)
-        from ..local.query import LocalQuery
-        shadow = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
-        if self.wb.trace or shadow.refuses_rows:
-            # the per-operator trace (presents, held rows and why), and rows a T-sort refuses,
-            # come from the local runtime run alongside: it gives the same output, and it sees
-            # every event before it is committed
-            self.shadows[q.name] = shadow
-            if resume:
-                from ..local.driver import read_feeds
-                for seq, feed in read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq):
-                    shadow.process(seq, feed)
-
-    @property
-    def in_process(self) -> bool:
-        return bool(self.shadows)
-
-    def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
-        """Feed the shadows one event before its commit; returns rows a T-sort refused."""
-        from ..local.driver import step_before_commit
-        refused = []
-        for name, lq in self.shadows.items():
-            q = self.running.get(name, (None,))[0]
-            b = None if q is None else step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
-            if b is None:
-                continue
-            refused += [(q, stream, e) for stream, e in b.errors]
-        return refused
+        if self._phase is not None and self._first == q.name:
+            self._phase("first batch")
 
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
+
+    def rebuild(self, head: int) -> None:
+        """Nothing to undo: Spark's source reads up to HEAD, which a failed append never moved."""
 
     def wait(self, q, timeout=None) -> None:
         entry = self.running.get(q.name)
         if entry is None:
             return
         _q, sq, handle = entry
-        try:
-            if timeout is None:
-                handle.processAllAvailable()
-            else:
-                done = threading.Event()
-                err = []
+        # the blocking Spark call runs in a helper thread: an interrupt of the caller (the kernel's
+        # SIGINT) then ends only the waiting, never a py4j call half-way (which would leave the
+        # gateway connection out of step) and never Spark's jobs
+        done = threading.Event()
+        err = []
 
-                def run():
-                    try:
-                        handle.processAllAvailable()
-                    except Exception as e:  # reported below
-                        err.append(e)
-                    done.set()
-                threading.Thread(target=run, daemon=True).start()
-                if not done.wait(timeout):
+        def run():
+            try:
+                handle.processAllAvailable()
+            except Exception as e:  # reported below
+                err.append(e)
+            done.set()
+        try:
+            threading.Thread(target=run, daemon=True, name=f"streamsql-wait-{q.name}").start()
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not done.wait(0.2):
+                if deadline is not None and time.monotonic() > deadline:
                     raise TimeoutError(f"query {q.name} did not catch up within {timeout} s")
-                if err:
-                    raise err[0]
+            if err:
+                raise err[0]
+            self._end_startup(q)
         except Exception as e:
+            self._end_startup(q)
             if q.error is None:
                 q.error = _spark_message(e)
             q.running = False
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
     def stop(self, q) -> None:
-        self.shadows.pop(q.name, None)
+        self._end_startup(q)
         entry = self.running.pop(q.name, None)
         if entry:
             entry[2].stop()
@@ -115,6 +130,24 @@ class SparkRuntime(Runtime):
                 h.stop()
             except Exception:
                 pass
+
+    # ------------------------------------------------------------------ the rest of a session
+
+    def relational(self, root) -> list[tuple]:
+        from .relational import SparkRelational
+        return SparkRelational(self.wb, self._spark()).run_query(root)
+
+    def foreign_reader(self, stream: str):
+        from .foreign import SparkFileReader
+        return SparkFileReader(self.wb, stream, self._spark())
+
+    def file_sink(self, q, path, fmt: str):
+        from .sinks import SparkFileSink
+        return SparkFileSink(q, path, fmt, self._spark())
+
+    def explain(self, q) -> str:
+        from .explain import spark_plan
+        return spark_plan(q)
 
 
 def _spark_message(e: Exception) -> str:

@@ -1,26 +1,59 @@
 """The columns a stage's input frame carries, and reading them back into engine values.
 
 Every stage input (an operator's buckets, or the sink) receives one frame with:
-``ev`` (0 row, 2 source timeline, 3 upstream report), ``inp`` (which operator input), ``leaf``
+``ev`` (0 row, 2 source timeline, 3 upstream report, 4 operator error), ``inp`` (which operator input), ``leaf``
 (which leaf of that input's merge), ``seq``/``sub`` (arrival step and position), ``T`` (stamp
 the merge orders by), ``Tup``/``tie`` (the upstream operator's stamp and tie key),
 ``ort`` (the row's rowtime as the operator sees it), ``x<inp>_<j>`` (the values), ``blob``
-(timeline or report) and ``up`` (the reporting stage).
+(timeline, report or error) and ``up`` (the reporting stage).
+
+**Operator errors** (``ev`` 4) are rows an operator refused (a T-sort's late row, a calculator
+error): ``seq`` is the step whose processing refused the row and ``blob`` is UTF-8 JSON, the
+fields of :meth:`OperatorError.to_json` (``stream`` is the error stream's ``STREAM_NAME``) plus
+``order``, the refusing node's position in the plan's post-order (a step's errors are listed in
+that order). A stage emits the errors of its own operator and passes on every error row it
+receives (they reach bucket 0 only, so each is passed on once); the sink hands them to the
+query with their step. A leaf's ``ev`` 4 row (``up`` -1) is a row its WHERE or projections
+could not compute, carrying its failure (``failures.py``): the stage input reading the leaf
+makes it an operator error where the row fails.
 """
 from __future__ import annotations
 
+import json
 import math
 import pickle
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ...plan import Field
 from .host import frontier
-from .source import EV_TIMELINE, unpack_timeline
-from .timeline import Timeline
+from .source import EV_TIMELINE, NO_TRACE, unpack_timeline
+from .timeline import Timeline, union_points
 
-EV_ROW, EV_META = 0, 3
+EV_ROW, EV_META, EV_ERROR = 0, 3, 4
+
+
+def error_blob(stream: str | None, err, order: int = 0) -> bytes:
+    """An operator error as the ``blob`` of an ``ev`` 4 row (``stream``: its STREAM_NAME when the
+    record has none; ``order``: the refusing node's post-order position)."""
+    d = err.to_json()
+    d["stream"] = d.get("stream") or stream
+    d["order"] = order
+    return json.dumps(d, separators=(",", ":")).encode()
+
+
+def error_order(blob: bytes) -> int:
+    """The ``order`` of an error blob (where it goes among its step's errors)."""
+    return int(json.loads(bytes(blob).decode()).get("order") or 0)
+
+
+def read_error(blob: bytes):
+    """``(stream, OperatorError)`` of an ``ev`` 4 row's blob."""
+    from ...operators.base import OperatorError
+    d = json.loads(bytes(blob).decode())
+    return d.get("stream"), OperatorError.from_json(d)
 
 
 def value_col(inp: int, j: int) -> str:
@@ -45,36 +78,52 @@ def _restore(v, t):
 
 def frame_values(rows: pd.DataFrame, inp: int, fields: list[Field]) -> list[tuple]:
     """The engine tuples of ``rows`` for operator input ``inp`` (NULLs as None, exact ints)."""
+    return named_values(rows, [value_col(inp, j) for j in range(len(fields))], fields)
+
+
+def named_values(rows: pd.DataFrame, names: list[str], fields: list[Field]) -> list[tuple]:
+    """The engine tuples of columns ``names`` of ``rows`` (typed as ``fields``)."""
     if not len(rows):
         return []
     cols = []
-    for j, f in enumerate(fields):
-        c = rows[value_col(inp, j)].tolist()
+    for name, f in zip(names, fields):
+        c = rows[name].tolist()
         cols.append([_restore(v, f.type) for v in c])
     if not cols:
         return [()] * len(rows)
     return list(zip(*cols))
 
 
-def origins_of(pdf: pd.DataFrame, upstream: dict, frontiers: dict) -> tuple[dict, int]:
+@dataclass
+class BatchInfo:
+    """What a stage input learns about a batch besides its rows."""
+    end: int = 0                               # the last event the batch covers
+    trace_from: int = NO_TRACE                 # the batch's trace window (source.py)
+    steps: np.ndarray | None = None            # the window's steps that fed the query (None: unknown here)
+    futures: dict = field(default_factory=dict)   # upstream stage -> its trace ``future`` Timeline
+    traces: list = field(default_factory=list)    # trace reports of upstream stages (bytes)
+
+
+def origins_of(pdf: pd.DataFrame, upstream: dict, frontiers: dict, trace: bool = False) -> tuple[dict, BatchInfo]:
     """:func:`origins` of a pandas batch."""
     ev = pdf["ev"].to_numpy()
     tls = [bytes(b) for b in pdf["blob"][ev == EV_TIMELINE]]
     sel = pdf[ev == EV_META]
     metas = [(int(u), bytes(b)) for u, b in zip(sel["up"], sel["blob"])]
-    return origins(tls, metas, upstream, frontiers)
+    return origins(tls, metas, upstream, frontiers, trace)
 
 
 def origins(timelines: list[bytes], metas: list[tuple[int, bytes]], upstream: dict,
-            frontiers: dict) -> tuple[dict, int]:
-    """Source timelines (``("s", k)``) and upstream frontiers (``("y", stage)``) of a batch,
-    and the last event the batch covers."""
+            frontiers: dict, trace: bool = False) -> tuple[dict, BatchInfo]:
+    """Source timelines (``("s", k)``) and upstream frontiers (``("y", stage)``) of a batch, and
+    the :class:`BatchInfo` (with ``trace``: the trace window, upstream futures and reports)."""
     out: dict = {}
-    end = 0
+    info = BatchInfo()
     per_stream: dict[int, list] = {}
     for b in timelines:
-        _start, e, streams = unpack_timeline(b)
-        end = max(end, e)
+        _start, e, streams, tf = unpack_timeline(b)
+        info.end = max(info.end, e)
+        info.trace_from = min(info.trace_from, tf)
         for k, sv in enumerate(streams):
             per_stream.setdefault(k, []).append(sv)
     for k, parts in per_stream.items():
@@ -83,9 +132,21 @@ def origins(timelines: list[bytes], metas: list[tuple[int, bytes]], upstream: di
         o = np.argsort(s, kind="stable")
         s, v = s[o], v[o]
         out[("s", k)] = Timeline(s, np.maximum.accumulate(v) if len(v) else v)
+    if trace and timelines:
+        seqs = union_points(*[tl.seqs for key, tl in out.items()])
+        info.steps = seqs[seqs >= info.trace_from]
     by_up: dict[int, list] = {}
     for up, b in metas:
-        by_up.setdefault(up, []).append(pickle.loads(b))
+        m = pickle.loads(b)
+        by_up.setdefault(up, []).append(m)
+        if trace:
+            info.traces += m.get("trace") or []
+            if m.get("steps") is not None and info.steps is None:
+                info.trace_from = int(m["tw"])
+                info.steps = np.frombuffer(m["steps"], np.int64).copy()
     for y, (op, nb) in upstream.items():
-        out[("y", y)] = frontier(op, nb, frontiers[y], by_up.get(y, []))
-    return out, end
+        fut = [] if trace else None
+        out[("y", y)] = frontier(op, nb, frontiers[y], by_up.get(y, []), fut)
+        if trace:
+            info.futures[y] = fut[0]
+    return out, info

@@ -28,16 +28,43 @@ class Emitted:
 
 
 @dataclass
+class BucketRun:
+    """What one bucket did over a batch."""
+    emitted: list            # Emitted candidates, in emission order
+    changes: list            # frontier changes ``(step, params..., held_min)``
+    clocks: list             # the operator's input clock timelines
+    errors: list             # OperatorError records (rows the operator refused), in step order
+    trace: "BucketTrace | None" = None
+
+
+@dataclass
+class BucketTrace:
+    """What the trace needs from one bucket over the trace window (steps ``>= start``)."""
+    start: int
+    held: list               # (born, emitted or -1, Candidate): candidates held at some window step
+    base: tuple              # the operator's state view (items, totals) before the window
+    views: list              # (step, view) after each window step that changed it
+
+
+@dataclass
 class BucketState:
     held: list = field(default_factory=list)         # candidates waiting for the present (rule 1)
     last: tuple | None = None                         # last reported (params..., held min)
+    born: list = field(default_factory=list)         # the step each of ``held`` was produced at
 
 
 def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, Timeline]],
-               values_of) -> tuple[list[Emitted], list[tuple], list[Timeline]]:
+               values_of, trace_from: int | None = None, stream_of=None) -> BucketRun:
     """Step ``op`` through one batch. ``inputs[i] = (usable rows in order, clock timeline)``;
-    ``values_of(i, row)`` gives the operator's input tuple of a row. Returns the emitted
-    candidates, the frontier changes ``(step, params..., held_min)`` and the input timelines."""
+    ``values_of(i, row)`` gives the operator's input tuple of a row. With ``trace_from``, also
+    what the trace needs from the steps at and after it (:class:`BucketTrace`). ``stream_of(i,
+    row)`` names the stream a row came from: the STREAM_NAME of an error its arrival causes."""
+    born = getattr(st, "born", None)
+    if born is None or len(born) != len(st.held):   # state of an older version: born before this batch
+        born = [T.NO_TIME] * len(st.held)
+    tr = None
+    if trace_from is not None:
+        tr = BucketTrace(trace_from, [], None, [])
     clocks_tl = [tl for _rows, tl in inputs]
     pts = union_points(*[tl.seqs for tl in clocks_tl],
                        *[rows["rel"].to_numpy().astype(np.int64) for rows, _ in inputs if len(rows)])
@@ -55,6 +82,8 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
     row_pos = np.searchsorted(pts, row_steps) if len(row_steps) else row_steps
     emitted: list[Emitted] = []
     changes: list[tuple] = []
+    errors: list = []
+    take_errors = getattr(op, "take_errors", None)
     cur = -1
     ri = 0
     while True:
@@ -75,28 +104,49 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
         if nxt >= k:
             break
         s = int(pts[nxt])
+        if tr is not None and tr.base is None and s >= tr.start:
+            tr.base = op.state_view()
         clocks = [int(x) for x in C[:, nxt]]
         cands: list[Candidate] = []
         if ri < len(row_pos) and int(row_pos[ri]) == nxt:
             for (i, rt, arrival, idx) in by_step[s]:
                 cands += op.on_row(i, s, rt, values_of(i, idx), clocks, arrival)
+                if take_errors is not None and stream_of is not None:
+                    for e in take_errors():
+                        e.stream = e.stream or stream_of(i, idx)
+                        errors.append(e)
             ri += 1
         cands += op.on_clocks(s, clocks)
+        if take_errors is not None:
+            errors += take_errors()
         p = int(present[nxt])
         st.held += cands
-        keep = []
-        for c in st.held:
+        born += [s] * len(cands)
+        keep, kept_born = [], []
+        for c, b in zip(st.held, born):
             if c.stamp <= p:
                 emitted.append(Emitted(s, c))
+                if tr is not None and s > tr.start and b < s:
+                    tr.held.append((b, s, c))
             else:
                 keep.append(c)
-        st.held = keep
+                kept_born.append(b)
+        st.held, born = keep, kept_born
+        if tr is not None and s >= tr.start:
+            v = op.state_view()
+            if v != (tr.views[-1][1] if tr.views else tr.base):
+                tr.views.append((s, v))
         rep = tuple(int(x) for x in op.bound_params()) + (min((h.stamp for h in keep), default=INF),)
         if rep != st.last:
             changes.append((s,) + rep)
             st.last = rep
         cur = nxt
-    return emitted, changes, clocks_tl
+    st.born = born
+    if tr is not None:
+        if tr.base is None:
+            tr.base = op.state_view()
+        tr.held += [(b, -1, c) for b, c in zip(born, st.held)]
+    return BucketRun(emitted, changes, clocks_tl, errors, tr)
 
 
 # --------------------------------------------------------------------------- the consumer's side
@@ -108,9 +158,12 @@ class FrontierState:
     clocks: list | None = None                       # the upstream's input clocks at the last step
 
 
-def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict]) -> Timeline:
+def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict],
+             future: list | None = None) -> Timeline:
     """The upstream stage's frontier F over this batch: for every step, the minimum over its
-    buckets of ``min(op.bound_eval(params), held min)``."""
+    buckets of ``min(op.bound_eval(params), held min)``. With ``future`` (a list), also appends
+    the trace's ``future``: the minimum over buckets of ``op.bound_eval(params)`` alone, as the
+    operator's own rule (``Operator.future_bound``) gives it, without the held rows."""
     base = tuple(int(x) for x in op.bound_params()) + (INF,)
     inputs = None
     for m in metas:
@@ -132,10 +185,14 @@ def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict])
         C = np.zeros((0, op.n_inputs), np.int64)
     F = np.full(len(pts), INF, dtype=np.int64)
     F0 = INF
+    U = np.full(len(pts), INF, dtype=np.int64) if future is not None else None
+    U0 = INF
     for b in range(n_buckets):
         last = fs.params.get(b, base)
         P0 = np.array([last], dtype=np.int64)
-        f0 = min(int(op.bound_eval(P0[:, :-1], init_clocks)[0]), int(P0[0, -1]))
+        e0 = int(op.bound_eval(P0[:, :-1], init_clocks)[0])
+        U0 = min(U0, e0)
+        f0 = min(e0, int(P0[0, -1]))
         F0 = min(F0, f0)
         if not len(pts):
             continue
@@ -148,9 +205,14 @@ def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict])
             has = idx >= 0
             P[has] = cv[idx[has]]
             fs.params[b] = tuple(int(x) for x in cv[-1])
-        Fb = np.minimum(op.bound_eval(P[:, :-1], C), P[:, -1])
+        E = op.bound_eval(P[:, :-1], C)
+        if U is not None:
+            U = np.minimum(U, E)
+        Fb = np.minimum(E, P[:, -1])
         F = np.minimum(F, Fb)
     if len(pts):
         fs.clocks = [int(x) for x in C[-1]]
+    if future is not None:
+        future.append(Timeline(pts, U.astype(np.int64), U0))
     F = np.maximum.accumulate(np.maximum(F, F0)) if len(F) else F
     return Timeline(pts, F, F0)

@@ -57,6 +57,14 @@ class Resolved:
     held: np.ndarray             # indices of rows still waiting
     clock: Timeline              # the input's clock over the batch
     arrival: list | None = None  # arrival keys of the usable rows (when asked for)
+    # for the trace: per row, the step its leaf let it go (upstream operator's release) and the
+    # step the merge released it (-1: not yet); each leaf's clock as the merge sees it
+    lrel: np.ndarray | None = None
+    mrel: np.ndarray | None = None
+    leaves: list | None = None
+    # rows that fail (``keys["fail"]``) and fail in this batch: their indices and steps, in order
+    failed: np.ndarray | None = None
+    fail_steps: np.ndarray | None = None
 
 
 def _map(vals: np.ndarray, maps: list) -> np.ndarray:
@@ -90,7 +98,16 @@ def _first_reach(pts: np.ndarray, frontier: np.ndarray, initial: int, stamps: np
 def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
                   need_arrival: bool = False) -> Resolved:
     """``keys`` holds the rows' columns (held rows first, then this batch's); ``origin`` maps
-    ``("s", k)`` / ``("y", stage)`` to the raw :class:`Timeline` of that origin over the batch."""
+    ``("s", k)`` / ``("y", stage)`` to the raw :class:`Timeline` of that origin over the batch.
+
+    With the trace on, ``keys["drop"]`` marks rows a leaf's WHERE dropped (1: they only wait for
+    their upstream operator to let them go) or the post-merge WHERE dropped (2: they also wait for
+    the merge), so that the trace sees what each operator holds; they are never usable.
+
+    ``keys["fail"]`` marks rows a leaf's WHERE or projections cannot compute (``failures.py``):
+    1, they fail where their leaf lets them go; 2, where the merge releases them (stamped ``T``).
+    They wait like rows dropped at the same place, are never usable, and come back in
+    ``Resolved.failed`` at the step they fail."""
     if not state.raw_clocks:
         state.raw_clocks = [lf.initial for lf in spec.leaves]
     leaf_tl: list[Timeline] = []
@@ -131,11 +148,32 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
         if ok.any():
             stamps = np.asarray(keys["T"], dtype=np.int64)[ok]
             rel[ok] = _first_reach(pts, present, init, stamps, lrel[ok])
-    usable = np.nonzero(rel >= 0)[0]
-    held = np.nonzero(rel < 0)[0]
+    drop = keys.get("drop")
+    fail = keys.get("fail")
+    failed = fail_steps = None
+    if fail is not None:
+        fail = np.asarray(fail, dtype=np.int64)
+        fstep = np.where(fail == 1, lrel, np.where(fail == 2, rel, -1))
+        failed = np.nonzero((fail != 0) & (fstep >= 0))[0]
+        fail_steps = fstep[failed]
+        # a failing row waits as a row dropped at the same place would
+        base = np.zeros(n, dtype=np.int64) if drop is None else np.asarray(drop, dtype=np.int64)
+        drop = np.where(fail != 0, fail, base)
+    mrel = rel
+    if drop is not None:
+        drop = np.asarray(drop, dtype=np.int64)
+        mrel = np.where(drop == 1, -1, rel)
+        if len(spec.leaves) == 1:
+            mrel = np.where(drop != 0, -1, mrel)
+        gone = ((drop == 1) & (lrel >= 0)) | ((drop == 2) & (rel >= 0))
+        usable = np.nonzero((rel >= 0) & (drop == 0))[0]
+        held = np.nonzero((mrel < 0) & ~gone)[0]
+    else:
+        usable = np.nonzero(rel >= 0)[0]
+        held = np.nonzero(rel < 0)[0]
     order = usable[_sort(spec, keys, usable, rel, lrel)]
     arrival = _arrivals(spec, keys, order, rel, lrel) if need_arrival else None
-    return Resolved(order, rel[order], held, clock, arrival)
+    return Resolved(order, rel[order], held, clock, arrival, lrel, mrel, mapped, failed, fail_steps)
 
 
 def _sort(spec: InputSpec, keys: dict, idx: np.ndarray, rel: np.ndarray, lrel: np.ndarray) -> np.ndarray:

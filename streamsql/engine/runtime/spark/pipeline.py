@@ -10,11 +10,14 @@ reports go to every bucket.
 
 A branch's WHERE and projections also compute a flag (``sqlgen``): TRUE where the row raises a
 calculator error (SEMANTICS.md 1), which the Python evaluator would raise in the same place (a
-filter that drops the row first means no error). Such a row produces no output: it becomes an
-operator-error row (``ev`` 4) whose ``blob`` is its *failure* (``failures.py``: the branch and the
-row it received), which Python turns into the error record. Only the flags of what comes before
-a branch's last WHERE are needed to keep a failing row from being filtered out; the others are
-computed once, in the projection, next to the values they share sub-expressions with.
+filter that drops the row first means no error). Such a row produces no output: it becomes a
+row of the leaf with ``ev`` 4 whose ``blob`` is its *failure* (``failures.py``: the branch and the
+row it received); the stage input reading the leaf turns it into the error record and lets it
+wait like a row until it fails where the local runtime refuses it. Only the flags of what comes
+before a branch's last WHERE are needed to keep a failing row from being filtered out; the others
+are computed once, in the projection, next to the values they share sub-expressions with. With
+the trace on, rows a WHERE drops are kept too (``drop``, for the trace); a failing row is never a
+dropped one.
 """
 from __future__ import annotations
 
@@ -26,18 +29,16 @@ from pathlib import Path
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
 from ...types import spark_type_ddl
-from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs
-from .failures import Branch, failure_sql
-from .frames import value_col
-
-#: the event kind of a row an operator (or a branch's expression) refused
-EV_ERROR = 4
+from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs, trace_hosts
+from .failures import Branch, Failures, failure_sql
+from .frames import EV_ERROR, value_col
 from .inputs import InputSpec, LeafSpec
 from . import precombine
 from .sink import Sink
 from .source import NAME, stream_prefix
 from .sqlgen import SparkSql, quote_ident
 from .stage import StageSpec, make_processor
+from .trace import TraceAssembler
 
 
 def partition_exprs(node) -> list[list[Expr]]:
@@ -72,6 +73,8 @@ class SparkQuery:
         self.folder = folder
         #: render calculator-error checks (False only for the benchmark's unchecked baseline)
         self.checked = getattr(wb, "check_calc_errors", True)
+        #: how many of a batch's last steps the stages describe for the trace (0: none)
+        self.trace = int(getattr(wb, "trace_steps", 0) or 0) if wb.trace else 0
         plan: Query = q.plan
         buckets = max(1, wb.buckets)
         root = normalize(_copy(plan.root))
@@ -79,6 +82,7 @@ class SparkQuery:
         stages = build_stages(root)
         #: the chains of WHERE/projections, numbered as failures name them
         self.branches: list[Branch] = []
+        self.failures = Failures(q.name, self.branches)
         cat = wb.catalog
         streams: list[str] = []
         for st in stages:
@@ -89,7 +93,7 @@ class SparkQuery:
         self.streams = streams
         spec = {"root": str(wb.path), "start": q.start_seq, "max_events": batch_events or 0,
                 "parallel": wb.reader == "parallel", "parallelism": os.cpu_count() or 2,
-                "partition_events": getattr(wb, "partition_events", None),
+                "partition_events": getattr(wb, "partition_events", None), "trace_steps": self.trace,
                 "streams": [{"uid": cat.streams[s].uid,
                              "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                             for s in streams]}
@@ -114,7 +118,13 @@ class SparkQuery:
             n_bs[st.index] = n_b
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
-                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables)
+                              {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables,
+                              trace=bool(self.trace),
+                              upstream_fields={y: list(nodes[y].fields) for y in self._upstream(st)},
+                              channel_streams=[origin_stream(n) for n in stream_inputs(st.node)],
+                              leaf_streams=[[lf.stream if lf.stream is not None else origin_stream(nodes[lf.stage])
+                                             for lf in inp.leaves] for inp in st.inputs],
+                              position=self.order[id(st.node)], failures=self.failures, query_name=q.name)
             if scan and st is first:
                 # partials, their bucket chosen by the source; timelines to every bucket
                 df = src.selectExpr("ev", "bucket AS rb", "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
@@ -131,8 +141,15 @@ class SparkQuery:
         sink_stage = stages[-1]
         self.df = self._input_frame(sink_stage, src, outs, streams, cat)
         upstream = {y: (make_operator(nodes[y], tables), n_bs[y]) for y in self._upstream(sink_stage)}
+        assembler = None
+        if self.trace:
+            consumer = {y: st.index for st in stages for y in self._upstream(st)}
+            assembler = TraceAssembler(trace_hosts(root, stages), {y: make_operator(n, tables) for y, n in nodes.items()},
+                                       consumer)
         self.sink = Sink(folder / "sink", list(plan.columns), self._input_spec(sink_stage.inputs[0], streams, q),
-                         upstream, wb.durable)
+                         upstream, wb.durable, assembler=assembler, index=sink_stage.index,
+                         upstream_fields={y: list(nodes[y].fields) for y in self._upstream(sink_stage)},
+                         merged_fields=list(sink_stage.inputs[0].fields), failures=self.failures)
 
     @staticmethod
     def _stateful(df, sspec: StageSpec):
@@ -159,9 +176,22 @@ class SparkQuery:
     def _input_frame(self, st, src, outs, streams, cat):
         """One DataFrame per origin (the log source, each upstream stage), each read once: every
         event becomes the rows of the leaves it feeds (``explode`` of an array of structs), so the
-        source is scanned once per stage whatever the number of leaves."""
+        source is scanned once per stage whatever the number of leaves.
+
+        With the trace on (``self.trace``), a stage-fed leaf keeps the rows its WHERE drops (``drop``
+        1: its upstream operator holds them until it lets them go) and every row the post-merge
+        WHERE drops (``drop`` 2: the merge holds them too); ``u<y>_<j>`` carry an upstream
+        operator's own output values and ``m<i>_<j>`` a merge's (before the post-merge chain), the
+        values those operators hold (trace.py)."""
         value_types = [[spark_type_ddl(f.type) for f in inp.fields] for inp in st.inputs]
         all_values = [(value_col(i, m), t) for i, ts in enumerate(value_types) for m, t in enumerate(ts)]
+        trace = self.trace
+        if trace:
+            all_values = all_values + [("drop", "TINYINT")]
+            all_values += [(f"u{y}_{c}", spark_type_ddl(f.type)) for y in self._upstream(st)
+                           for c, f in enumerate(self.nodes[y].fields)]
+            all_values += [(f"m{i}_{m}", t) for i, ts in enumerate(value_types) if st.inputs[i].post
+                           for m, t in enumerate(ts)]
 
         def pairs(fixed: dict, values: dict) -> list[tuple[str, str]]:
             return [(k, fixed[k]) for k in _STD] + [(c, values.get(c, f"CAST(NULL AS {t})")) for c, t in all_values]
@@ -173,52 +203,84 @@ class SparkQuery:
 
         def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
             """(condition, struct) of one leaf: its chain and the post-merge chain inlined. The
-            condition leaves out rows a filter drops; a row that raises a calculator error is
-            kept, as an operator-error row carrying its failure."""
-            conds: list[str] = []
+            condition leaves out rows a filter drops (with the trace on, only those of a stream
+            leaf's own chain: the others are kept, marked ``drop``); a row that raises a calculator
+            error is kept, as an operator-error row (``ev`` 4) carrying its failure."""
+            conds: list[str] = []           # the leaf chain's WHERE conditions
+            post_conds: list[str] = []      # the post-merge chain's
             flags: list[str] = []
-            before_last_filter = 0          # how many flags the condition needs
+            chain_flags = 0                 # how many flags come before the leaf chain's last WHERE
+            all_flags = 0                   # ... before the last WHERE of both chains
             cur, cur_rt = cols, rt
             nodes = list(lf.chain) + list(st.inputs[i].post)
 
-            def step(node, cur, cur_rt):
-                nonlocal before_last_filter
+            def step(node, cur, cur_rt, out: list):
                 r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})", checked)
                 if isinstance(node, Filter):
-                    _flag(flags, conds, r.flag(node.cond))
-                    conds.append(r(node.cond))
-                    before_last_filter = len(flags)
-                    return cur, cur_rt
+                    _flag(flags, conds + post_conds, r.flag(node.cond))
+                    out.append(r(node.cond))
+                    return cur, cur_rt, True
                 items = list(node.exprs)
                 if node.rowtime is not None:
                     items.insert(node.rowtime_at, node.rowtime)
                 for e in items:
-                    _flag(flags, conds, r.flag(e))
-                return [r(e) for e in node.exprs], (r(node.rowtime) if node.rowtime is not None else cur_rt)
+                    _flag(flags, conds + post_conds, r.flag(e))
+                return [r(e) for e in node.exprs], (r(node.rowtime) if node.rowtime is not None else cur_rt), False
 
             for node in lf.chain:
-                cur, cur_rt = step(node, cur, cur_rt)
+                cur, cur_rt, where = step(node, cur, cur_rt, conds)
+                if where:
+                    chain_flags = len(flags)
+            all_flags = chain_flags
             merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, value_types[i])]
             T_ = cur_rt
             cur, cur_rt = merged, T_
             for node in st.inputs[i].post:
-                cur, cur_rt = step(node, cur, cur_rt)
-            cond = " AND ".join(f"({c})" for c in conds) or "TRUE"
+                cur, cur_rt, where = step(node, cur, cur_rt, post_conds)
+                if where:
+                    all_flags = len(flags)
             ev, blob = "CAST(0 AS TINYINT)", "CAST(NULL AS BINARY)"
             if flags:
                 failed = "(" + " OR ".join(flags) + ")"
-                if before_last_filter:
-                    cond = f"({' OR '.join(flags[:before_last_filter])}) OR ({cond})"
                 origin = (cat.streams[lf.stream].fields if lf.stream is not None else self.nodes[lf.stage].fields)
                 stream = lf.stream if lf.stream is not None else origin_stream(self.nodes[lf.stage])
-                self.branches.append(Branch(nodes, list(origin), stream, [self.order[id(n)] for n in nodes]))
+                union = st.inputs[i].union
+                self.branches.append(Branch(nodes, list(origin), stream, [self.order[id(n)] for n in nodes],
+                                            len(lf.chain), None if union is None else self.order[id(union)]))
                 ev = f"CAST(CASE WHEN {failed} THEN {EV_ERROR} ELSE 0 END AS TINYINT)"
                 blob = f"CASE WHEN {failed} THEN {failure_sql(len(self.branches) - 1, origin, cols, rt)} END"
             fixed = {"ev": ev, "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
                      "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
                      "blob": blob, "up": "-1"}
             values = {value_col(i, m): f"CAST(({c}) AS {value_types[i][m]})" for m, c in enumerate(cur)}
-            return cond, pairs(fixed, values)
+
+            def kept(cs: list[str], n: int) -> str:
+                """Rows the WHERE conditions ``cs`` keep, and rows failing before the last of them
+                (the first ``n`` flags)."""
+                c = " AND ".join(f"({x})" for x in cs) or "TRUE"
+                return f"({' OR '.join(flags[:n])}) OR ({c})" if n else c
+
+            def all_true(cs):
+                return " AND ".join(f"coalesce(({c}), FALSE)" for c in cs) or "TRUE"
+            if not trace:
+                return kept(conds + post_conds, all_flags), pairs(fixed, values)
+            # a row a WHERE drops may have no stamp through the projections: it is never used
+            # (nor is a failing row: the consumer marks it ``fail``, failures.py)
+            fixed["T"] = f"coalesce({fixed['T']}, CAST({tup} AS BIGINT))"
+            fixed["ort"] = f"coalesce({fixed['ort']}, CAST({tup} AS BIGINT))"
+            if lf.stage is not None:
+                values["drop"] = (f"CAST(CASE WHEN NOT ({all_true(conds)}) THEN 1 WHEN NOT ({all_true(post_conds)}) "
+                                  f"THEN 2 ELSE 0 END AS TINYINT)")
+                for c in range(len(cols)):
+                    values[f"u{lf.stage}_{c}"] = cols[c]
+                keep = "TRUE"
+            else:
+                values["drop"] = f"CAST(CASE WHEN NOT ({all_true(post_conds)}) THEN 2 ELSE 0 END AS TINYINT)"
+                keep = kept(conds, chain_flags)
+            if st.inputs[i].post:
+                for m, c in enumerate(merged):
+                    values[f"m{i}_{m}"] = c
+            return keep, pairs(fixed, values)
 
         meta_fixed = {"inp": "0", "leaf": "0", "seq": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
                       "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)", "ort": "CAST(0 AS BIGINT)"}
@@ -240,7 +302,9 @@ class SparkQuery:
                 cases.append(f"CASE WHEN ev = 0 AND src = {k} AND {cond} THEN {st_} END")
             frames.append(src.selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
         for y in self._upstream(st):
-            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END"]
+            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END",
+                     # operator errors pass on (frames.py)
+                     f"CASE WHEN ev = 4 THEN {struct({**meta_fixed, 'ev': 'CAST(4 AS TINYINT)', 'seq': 'seq', 'blob': 'blob', 'up': str(y)}, {})} END"]
             for i, inp in enumerate(st.inputs):
                 for j, lf in enumerate(inp.leaves):
                     if lf.stage != y:
@@ -294,10 +358,12 @@ class SparkQuery:
 
     @staticmethod
     def _spread(df, row_bucket: str, buckets: int):
-        """Each row to the bucket ``row_bucket`` names; timelines and reports to every bucket."""
+        """Each row to the bucket ``row_bucket`` names, operator errors to bucket 0 (which passes
+        them on), timelines and reports to every bucket."""
         if buckets == 1:
             return df.selectExpr("*", "0 AS bucket")
-        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) ELSE sequence(0, {buckets - 1}) END AS bs")
+        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) WHEN ev = 4 THEN array(0) "
+                                   f"ELSE sequence(0, {buckets - 1}) END AS bs")
                   .selectExpr("*", "explode(bs) AS bucket").drop("bs"))
 
     def _bucketed(self, df, st, buckets: int):

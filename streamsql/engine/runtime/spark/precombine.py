@@ -37,6 +37,7 @@ from ...functions import can_fail
 from ...operators.aggregate import AggregateOp
 from ...operators.base import encode_ints
 from ...plan import Aggregate
+from .timeline import EV_TIMELINE, NO_TRACE, unpack_timeline
 
 
 def eligible(node: Aggregate, stage) -> bool:
@@ -90,15 +91,18 @@ class PrecombinedAggregate:
         return self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
 
 
-def partials(node: Aggregate, op: AggregateOp, rows: pa.Table) -> tuple[pa.Table, list[tuple]]:
+def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = NO_TRACE) -> tuple[pa.Table, list[tuple]]:
     """One partial per (bucket, period end, keys) of ``rows`` (columns ``bucket``, ``seq``,
     ``sub``, ``T``, ``ort``, ``pk<m>`` key values, ``pa<c>`` aggregate arguments): a table of
-    ``bucket``, ``seq``/``T``/``ort`` (of the group's first row) and ``part``; and the groups' keys."""
+    ``bucket``, ``seq``/``T``/``ort`` (of the group's first row) and ``part``; and the groups' keys.
+    Rows at or after step ``solo_from`` (the trace window) each make a partial of their own."""
     nk = len(node.keys)
-    keys = ["bucket", "_end"] + [f"pk{m}" for m in range(nk)]
+    keys = ["bucket", "_end"] + [f"pk{m}" for m in range(nk)] + ["_solo"]
     rows = rows.sort_by([("seq", "ascending"), ("sub", "ascending")])
     end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
     rows = rows.append_column("_end", pa.array(end, pa.int64()))
+    seq = rows.column("seq").to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = rows.append_column("_solo", pa.array(np.where(seq >= solo_from, np.arange(len(seq)), -1), pa.int64()))
     aggs = [("seq", "min"), ("T", "min"), ("ort", "min")]
     for c, a in enumerate(node.aggs):
         col = f"pa{c}"
@@ -137,8 +141,8 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table) -> tuple[pa.Table
             else:
                 hit = ordered[c].get(gk)
                 states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
-        parts.append(pickle.dumps((gk[1], gk[2:], states)))
-        gks.append(gk[2:])
+        parts.append(pickle.dumps((gk[1], gk[2:-1], states)))
+        gks.append(gk[2:-1])
     out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "seq": g.column("seq_min"),
                     "T": g.column("T_min"), "ort": g.column("ort_min"), "part": pa.array(parts, pa.binary())})
     return out, gks
@@ -158,7 +162,10 @@ def combiner(node: Aggregate, schema: pa.Schema):
         if rest.num_rows:
             yield from rest.append_column("part", pa.nulls(rest.num_rows, pa.binary())).cast(schema).to_batches()
         if rows.num_rows:
-            g, _keys = partials(node, op, rows)
+            # the trace window, from the timeline records of this partition (each carries it)
+            tls = rest.filter(pc.equal(rest.column("ev"), EV_TIMELINE)).column("blob").to_pylist()
+            solo = min((unpack_timeline(b)[3] for b in tls), default=NO_TRACE)
+            g, _keys = partials(node, op, rows, solo)
             n = g.num_rows
             out = {}
             for f in schema:
@@ -218,8 +225,9 @@ class ScanCombiner:
         # the keys that pick a bucket (the others are functions of ROWTIME)
         self.hashed = [m for m, k in enumerate(self.node.keys) if monotonicity(k) == NOT_MONOTONIC]
 
-    def combine(self, seq: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table) -> pa.Table:
-        """``values``: the stream's columns ``c<i>`` of these rows."""
+    def combine(self, seq: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table,
+                solo_from: int = NO_TRACE) -> pa.Table:
+        """``values``: the stream's columns ``c<i>`` of these rows; ``solo_from``: the trace window."""
         cols = {"bucket": pa.array(np.zeros(len(seq), np.int32)), "seq": pa.array(seq, pa.int64()),
                 "sub": pa.array(sub, pa.int32()), "T": pa.array(rowtime, pa.int64()),
                 "ort": pa.array(rowtime, pa.int64())}
@@ -228,7 +236,7 @@ class ScanCombiner:
                               else pa.array(rowtime_map_array(k, rowtime), pa.int64()))
         for c, a in enumerate(self.node.aggs):
             cols[f"pa{c}"] = values.column(f"c{a.arg.index}") if a.arg is not None else pa.nulls(len(seq), pa.int32())
-        g, keys = partials(self.node, self.op, pa.table(cols))
+        g, keys = partials(self.node, self.op, pa.table(cols), solo_from)
         if self.buckets > 1:
             b = [zlib.crc32(repr(tuple(k[m] for m in self.hashed)).encode()) % self.buckets for k in keys]
             g = g.set_column(0, "bucket", pa.array(b, pa.int32()))

@@ -6,15 +6,18 @@ worker chatter) to a log file instead of the notebook. See ../shared/SPARK_NOTES
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
+log = logging.getLogger("streamsql.spark")
 _lock = threading.Lock()
 _session = None
 _log_path: Path | None = None
@@ -37,9 +40,14 @@ LOW_LATENCY_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.ansi.enabled": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.streaming.minBatchesToRetain": "10",
+}
+
+#: Local mode only: the driver listens on the loopback interface. On a cluster the executors
+#: connect back to the driver, which then binds where ``SPARK_LOCAL_IP`` (or the host name) says.
+LOCAL_ONLY_CONF = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.host": "127.0.0.1",
-    "spark.sql.streaming.minBatchesToRetain": "10",
 }
 
 INSTALL_HINT = (
@@ -138,20 +146,30 @@ def _log4j_file() -> Path:
 
 
 def get_session(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None,
-                on_start=None):
+                on_start=None, on_phase=None):
     """The process's SparkSession, started on first use (``on_start`` is called before the
-    slow part, so callers can show "starting Spark…")."""
+    slow part, so callers can show "starting Spark…"; ``on_phase(name)`` as each start-up
+    phase begins: ``"JVM"``, then ``"Spark session"``; see :mod:`streamsql.engine.startup`)."""
     global _session, _log_path
     with _lock:
         if _session is not None:
+            running = _session.sparkContext.master
+            if master and master != running:
+                log.warning("Spark already runs on %s in this process; master %s applies in a new process",
+                            running, master)
             return _session
         if on_start:
             on_start()
+        if on_phase:
+            on_phase("JVM")
         home, _how = find_java()
         os.environ["JAVA_HOME"] = home
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        master = master or "local[*]"
+        local = master.startswith("local")
+        if local:
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
         from pyspark.sql import SparkSession
@@ -160,22 +178,32 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         log_dir.mkdir(parents=True, exist_ok=True)
         _log_path = log_dir / "spark.log"
         c = SparkConf()
-        c.setMaster(master or "local[*]")
+        c.setMaster(master)
         # local mode runs the executors in the driver's JVM: give it room for replays of millions
         # of events (a quarter of the machine's memory, between 1 and 8 GiB)
         c.set("spark.driver.memory", f"{_driver_memory_mb()}m")
         c.set("spark.driver.maxResultSize", "0")
         c.setAppName("streamsql")
-        for k, v in {**LOW_LATENCY_CONF, **(conf or {})}.items():
+        for k, v in {**LOW_LATENCY_CONF, **(LOCAL_ONLY_CONF if local else {}), **(conf or {})}.items():
             c.set(k, str(v))
-        c.set("spark.pyspark.python", sys.executable)
+        # executors start this interpreter unless told otherwise (a cluster whose workers keep
+        # streamsql elsewhere: spark_conf={"spark.pyspark.python": ...})
+        c.set("spark.pyspark.python", (conf or {}).get("spark.pyspark.python", sys.executable))
         c.set("spark.pyspark.driver.python", sys.executable)
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         c.set("spark.driver.extraJavaOptions", opts)
         c.set("spark.executor.extraJavaOptions", opts)
         logf = open(_log_path, "ab")
         gateway = launch_gateway(c, popen_kwargs={"stdout": logf, "stderr": logf})
+        if on_phase:
+            on_phase("Spark session")
+        main = threading.current_thread() is threading.main_thread()
+        sigint = signal.getsignal(signal.SIGINT) if main else None
         sc = SparkContext(conf=c, gateway=gateway)
+        if main:
+            # PySpark's own SIGINT handler cancels every job, which would fail every running
+            # continuous query; an interrupt (Ctrl-C, the kernel's ■) only stops the waiting
+            signal.signal(signal.SIGINT, sigint)
         sc.setLogLevel("ERROR")
         _session = SparkSession(sc)
         from .source import register

@@ -5,12 +5,16 @@ step where their leaf allows it and, for a UNION ALL, where every leaf's clock h
 they leave in (step, stamp, input, arrival) order. The input's clock is the query's output bound.
 Rows stay in Arrow from Spark to the query's result. State (rows still held, clocks, upstream
 frontiers) and output are written to the query's folder per batch id, so a batch that Spark
-replays after a crash is recognised and not delivered twice.
+replays after a crash is recognised and not delivered twice. Operator errors (``ev`` 4) that
+reach the sink go to the query with the step that refused the row, a step's errors in the plan's
+post-order (their ``order``); rows its leaves could not compute wait like rows and fail where the
+local runtime refuses them (``failures.py``).
 """
 from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +25,11 @@ from ... import time as T
 from ...log import atomic_write
 from ...plan import Field
 from ...types import arrow_type
-from .frames import EV_META, EV_ROW, origins, value_col
+from .failures import take_failures
+from .frames import EV_ERROR, EV_META, EV_ROW, error_order, origins, read_error, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
+from .trace import input_trace, sink_trace
 from .source import EV_TIMELINE
 
 
@@ -38,9 +44,26 @@ def _read_arrow(path: Path) -> pa.Table:
     return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
+@dataclass
+class SinkBatch:
+    """What the sink hands the query per micro-batch."""
+    rows: pa.Table            # step, rowtime, v0..
+    bounds: tuple             # (steps, output bound after each) where it changed
+    errors: list = field(default_factory=list)   # (input stream, OperatorError), in step order
+    trace: object = None      # the trace window's step records (trace.TraceSegment), or None
+
+
 class Sink:
-    def __init__(self, folder: Path, fields: list[Field], spec: InputSpec, upstream: dict, durable: bool = True):
-        """``upstream`` maps a stage index to ``(operator, number of buckets)``."""
+    def __init__(self, folder: Path, fields: list[Field], spec: InputSpec, upstream: dict, durable: bool = True,
+                 assembler=None, index: int = 0, upstream_fields: dict | None = None,
+                 merged_fields: list | None = None, failures=None):
+        """``upstream`` maps a stage index to ``(operator, number of buckets)``; ``assembler``
+        (trace.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
+        self.assembler = assembler
+        self.failures = failures
+        self.index = index
+        self.upstream_fields = upstream_fields or {}
+        self.spec_fields = merged_fields if merged_fields is not None else fields   # the merge's rows
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.fields = fields
@@ -72,22 +95,31 @@ class Sink:
             self.input_state, self.frontiers = pickle.load(f)
         if s.get("held"):
             self.held = _read_arrow(self.folder / s["held"])
-        for f in list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow")):
+        for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
+                  + list(self.folder.glob("errors-*.json"))):
             if int(f.stem.split("-")[1]) > self.batch_id:
                 f.unlink()
 
-    def history(self) -> list[tuple[pa.Table, tuple]]:
+    def history(self) -> list[SinkBatch]:
         """Everything this sink released before (for a query resumed in a new process)."""
         out = []
-        for f in sorted(self.folder.glob("out-*.arrow")):
-            b = self.folder / f.name.replace("out-", "bounds-")
+        ids = sorted({int(f.stem.split("-")[1]) for pat in ("out-*.arrow", "errors-*.json")
+                      for f in self.folder.glob(pat)})
+        for i in ids:
+            f = self.folder / f"out-{i:012d}.arrow"
+            b = self.folder / f"bounds-{i:012d}.arrow"
+            e = self.folder / f"errors-{i:012d}.json"
             bt = _read_arrow(b) if b.exists() else None
             bounds = ((bt.column("step").to_pylist(), bt.column("bound").to_pylist()) if bt is not None
                       else ([], []))
-            out.append((_read_arrow(f), bounds))
+            errors = [read_error(json.dumps(x).encode()) for x in json.loads(e.read_text())] if e.exists() else []
+            out.append(SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors))
         return out
 
-    def _commit(self, batch_id: int, out: pa.Table, bounds: tuple) -> None:
+    def _commit(self, batch_id: int, out: pa.Table, bounds: tuple, errors: list) -> None:
+        if errors:
+            atomic_write(self.folder / f"errors-{batch_id:012d}.json",
+                         json.dumps([json.loads(b) for b in errors]).encode(), self.durable)
         if out.num_rows or len(bounds[0]):
             _write_arrow(self.folder / f"bounds-{batch_id:012d}.arrow",
                          pa.table({"step": pa.array(bounds[0], pa.int64()), "bound": pa.array(bounds[1], pa.int64())}),
@@ -108,28 +140,55 @@ class Sink:
 
     # ------------------------------------------------------------------ a micro-batch
 
-    def process(self, batch_id: int, t: pa.Table) -> tuple[pa.Table, tuple] | None:
-        """Release what this batch allows: ``(rows with step, rowtime and values, (steps, output
-        bounds after them))``; None when Spark replays a batch already done."""
+    def process(self, batch_id: int, t: pa.Table) -> "SinkBatch | None":
+        """Release what this batch allows; None when Spark replays a batch already done."""
         if batch_id <= self.batch_id:
             return None
         ev = t.column("ev").to_numpy(zero_copy_only=False)
         other = np.nonzero(ev != EV_ROW)[0]
-        tls, metas = [], []
+        tls, metas, errs = [], [], []
+        leaf_fail = False
         if len(other):
             sel = t.take(pa.array(other))
-            for e, b, u in zip(sel.column("ev").to_pylist(), sel.column("blob").to_pylist(), sel.column("up").to_pylist()):
+            for e, b, u, q in zip(sel.column("ev").to_pylist(), sel.column("blob").to_pylist(),
+                                  sel.column("up").to_pylist(), sel.column("seq").to_pylist()):
                 if e == EV_TIMELINE:
                     tls.append(b)
                 elif e == EV_META:
                     metas.append((u, b))
-        orig, end = origins(tls, metas, self.upstream, self.frontiers)
-        rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
+                elif e == EV_ERROR and u == -1:
+                    leaf_fail = True      # a row a leaf could not compute: it waits like a row
+                elif e == EV_ERROR:
+                    errs.append((q, bytes(b)))
+        orig, info = origins(tls, metas, self.upstream, self.frontiers, self.assembler is not None)
+        end = info.end
+        tracing = self.assembler is not None and info.steps is not None and len(info.steps) > 0
+        if leaf_fail:
+            up = t.column("up")
+            rows = t.filter(pc.or_(pc.equal(t.column("ev"), EV_ROW),
+                                   pc.and_(pc.equal(t.column("ev"), EV_ERROR), pc.equal(up, -1))))
+        else:
+            rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
         if self.held is not None and self.held.num_rows:
             rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
+        rows, fails = self._failing(rows)
         keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "seq", "sub", "T", "Tup")}
-        keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams else None
+        keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams or tracing else None
+        if "drop" in rows.column_names:
+            keys["drop"] = rows.column("drop").fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if fails is not None:
+            keys["fail"] = fails.codes
+            if "drop" in keys:
+                keys["drop"] = np.where(fails.codes != 0, fails.codes, keys["drop"])
         r = resolve_input(self.spec, keys, orig, self.input_state)
+        if fails is not None:
+            errs += fails.errors(r, keys)
+        # a step's errors in the plan's post-order (stable: each node's in the order it refused them)
+        errs = [b for _q, _o, b in sorted(((q, error_order(b), b) for q, b in errs), key=lambda x: x[:2])]
+        part = None
+        if tracing:
+            part = input_trace(self.spec, keys, r, info.trace_from, self._raw_of(rows), self._merged_of(rows, fails),
+                               True)
         taken = rows.take(pa.array(r.order, type=pa.int64()))
         cols = [pa.array(r.rel, pa.int64()), taken.column("ort").cast(pa.int64())]
         for j in range(self.nv):
@@ -146,5 +205,52 @@ class Sink:
         bounds = (seqs.tolist(), vals.tolist())
         self.processed_seq = max(self.processed_seq, end)
         self.batch_id = batch_id
-        self._commit(batch_id, out, bounds)
-        return out, bounds
+        self._commit(batch_id, out, bounds, errs)
+        segment = None
+        if tracing:
+            steps, counts = np.unique(r.rel, return_counts=True)
+            reports = info.traces + [sink_trace(self.index, info.trace_from, [part], info.futures)]
+            segment = self.assembler.segment(info.steps, reports, dict(zip(steps.tolist(), counts.tolist())), r.clock)
+        return SinkBatch(out, bounds, [read_error(b) for b in errs], segment)
+
+    def _raw_of(self, rows: pa.Table):
+        def get(idx, y):
+            t = rows.take(pa.array(idx, type=pa.int64()))
+            cols = [t.column(f"u{y}_{c}").to_pylist() for c in range(len(self.upstream_fields[y]))]
+            return list(zip(*cols)) if cols else [()] * len(idx)
+        return get
+
+    def _merged_of(self, rows: pa.Table, fails=None):
+        n = len(self.spec_fields)
+        names = ([f"m0_{c}" for c in range(n)] if "m0_0" in rows.column_names
+                 else [value_col(0, c) for c in range(n)])
+
+        def get(idx):
+            t = rows.take(pa.array(idx, type=pa.int64()))
+            cols = [t.column(nm).to_pylist() for nm in names]
+            vals = list(zip(*cols)) if cols else [()] * len(idx)
+            return vals if fails is None else fails.values(idx, vals)
+        return get
+
+    def _failing(self, rows: pa.Table):
+        """``(rows, failing rows)``: the leaves' failures resolved (``failures.take_failures``),
+        stamped with the rowtime their failing node received; rows Python finds nothing wrong
+        with are left out."""
+        ev = rows.column("ev").to_numpy(zero_copy_only=False)
+        if not (ev == EV_ERROR).any():
+            return rows, None
+        fails = take_failures(self.failures, ev, rows.column("blob").to_pylist())
+        if fails.bad:
+            keep = np.ones(rows.num_rows, dtype=bool)
+            keep[fails.bad] = False
+            rows = rows.filter(pa.array(keep))
+            fails = fails.without_bad()
+        rows = rows.set_column(rows.schema.get_field_index("blob"), rows.schema.field("blob"),
+                               pa.array(fails.blobs, rows.schema.field("blob").type))
+        for c in ("T", "ort"):
+            col = rows.column(c).to_pylist()
+            for k, rt in fails.rts.items():
+                col[k] = rt
+            i = rows.schema.get_field_index(c)
+            rows = rows.set_column(i, rows.schema.field(i), pa.array(col, rows.schema.field(i).type))
+        return rows, fails

@@ -8,11 +8,15 @@ Each micro-batch yields the rows that left the query's streams (one column group
 and one *timeline* record: for every event of the range, each stream's bound after it. Bounds
 travel as that timeline, not as rows, so every operator bucket can know every input's clock at
 every step without the rows being copied to all buckets.
+
+The timeline also carries the batch's *trace window*: the first of the last ``trace_steps`` steps
+of the batch that fed one of the query's streams (the steps whose trace records the query keeps;
+``NO_TRACE`` when it keeps none). Stages describe their state at those steps only, and rows before
+the window can be pre-combined (precombine.py).
 """
 from __future__ import annotations
 
 import json
-import struct
 
 import numpy as np
 import pyarrow as pa
@@ -20,9 +24,11 @@ import pyarrow as pa
 from ...log import EventLog, entry_schema, read_head
 from ...plan import Field
 from ...types import SqlType, arrow_type, spark_type_ddl
+from .timeline import (EV_ROW, EV_TIMELINE, NO_TRACE, pack_timeline, trace_start,  # noqa: F401
+                       unpack_timeline)
 
 NAME = "streamsql_log"
-EV_ROW, EV_TIMELINE = 0, 2
+_SEQ = pa.schema([pa.field("seq", pa.int64())])
 
 
 def stream_prefix(k: int) -> str:
@@ -48,33 +54,6 @@ def spark_schema_ddl(streams: list[list[Field]], combined: bool = False) -> str:
     return ", ".join(cols)
 
 
-# --------------------------------------------------------------------------- timelines
-
-def pack_timeline(start: int, end: int, per_stream: list[tuple[np.ndarray, np.ndarray]]) -> bytes:
-    """``per_stream[k] = (seqs, clocks)``: stream k's bound after each of its events in
-    ``(start, end]``."""
-    head = struct.pack("<qqi", start, end, len(per_stream)) + b"".join(
-        struct.pack("<i", len(s)) for s, _ in per_stream)
-    body = b"".join(np.ascontiguousarray(s, dtype="<i8").tobytes() + np.ascontiguousarray(c, dtype="<i8").tobytes()
-                    for s, c in per_stream)
-    return head + body
-
-
-def unpack_timeline(b: bytes) -> tuple[int, int, list[tuple[np.ndarray, np.ndarray]]]:
-    start, end, n = struct.unpack_from("<qqi", b, 0)
-    off = 20
-    counts = struct.unpack_from(f"<{n}i", b, off)
-    off += 4 * n
-    out = []
-    for c in counts:
-        s = np.frombuffer(b, dtype="<i8", count=c, offset=off)
-        off += 8 * c
-        v = np.frombuffer(b, dtype="<i8", count=c, offset=off)
-        off += 8 * c
-        out.append((s.astype(np.int64), v.astype(np.int64)))
-    return start, end, out
-
-
 # --------------------------------------------------------------------------- reading
 
 class LogReader:
@@ -90,15 +69,28 @@ class LogReader:
             from .precombine import ScanCombiner
             self.combiner = ScanCombiner(spec["combine"])
         self.schema = source_schema([f for _, f in self.streams], self.combiner is not None)
+        self.trace_steps = int(spec.get("trace_steps") or 0)
 
     def head(self) -> int:
         return read_head(self.root)
 
-    def read(self, start: int, end: int) -> list[pa.RecordBatch]:
+    def trace_from(self, start: int, end: int) -> int:
+        """The trace window of the batch ``(start, end]`` (see the module doc)."""
+        if not self.trace_steps:
+            return NO_TRACE
+        seqs = [self.log.read(uid, _SEQ, start, end).column("seq").to_numpy() for uid, _f in self.streams]
+        return trace_start(seqs, self.trace_steps)
+
+    def read(self, start: int, end: int, trace_from: int | None = None) -> list[pa.RecordBatch]:
+        """The batch ``(start, end]`` (a part of it, with the whole batch's ``trace_from``)."""
         batches = []
         timeline = []
+        tables = [self.log.read(uid, entry_schema(fields), start, end) for uid, fields in self.streams]
+        if trace_from is None:
+            trace_from = (trace_start([t.column("seq").to_numpy() for t in tables], self.trace_steps)
+                          if self.trace_steps else NO_TRACE)
         for k, (uid, fields) in enumerate(self.streams):
-            t = self.log.read(uid, entry_schema(fields), start, end)
+            t = tables[k]
             seq = t.column("seq").to_numpy() if t.num_rows else np.zeros(0, np.int64)
             clock = t.column("clock").to_numpy() if t.num_rows else np.zeros(0, np.int64)
             if len(seq):
@@ -115,7 +107,8 @@ class LogReader:
                 continue
             idx = np.nonzero(rows)[0]
             if self.combiner is not None:
-                g = self.combiner.combine(seq[idx], sub[idx], t.column("rowtime").to_numpy()[idx], t.take(pa.array(idx)))
+                g = self.combiner.combine(seq[idx], sub[idx], t.column("rowtime").to_numpy()[idx], t.take(pa.array(idx)),
+                                          trace_from)
                 n = g.num_rows
                 batches.append(self._batch({"ev": pa.array(np.zeros(n, np.int8)), "seq": g.column("seq"),
                                             "sub": pa.array(np.zeros(n, np.int32)), "src": pa.array(np.full(n, k, np.int32)),
@@ -131,7 +124,7 @@ class LogReader:
             for i, _f in enumerate(fields):
                 cols[f"{stream_prefix(k)}c{i}"] = taken.column(f"c{i}")
             batches.append(self._batch(cols, n))
-        tl = pack_timeline(start, end, timeline)
+        tl = pack_timeline(start, end, timeline, trace_from)
         batches.append(self._batch({"ev": pa.array([EV_TIMELINE], pa.int8()), "seq": pa.array([end], pa.int64()),
                                     "sub": pa.array([0], pa.int32()), "src": pa.array([-1], pa.int32()),
                                     "rowtime": pa.array([0], pa.int64()), "tl": pa.array([tl], pa.binary())}, 1))
@@ -159,8 +152,8 @@ def register(spark) -> None:
                                         SimpleDataSourceStreamReader)
 
     class _Range(InputPartition):
-        def __init__(self, start: int, end: int):
-            self.start, self.end = start, end
+        def __init__(self, start: int, end: int, trace_from: int):
+            self.start, self.end, self.trace_from = start, end, trace_from
 
     class _Parallel(DataSourceStreamReader):
         """For replays: the range of a micro-batch is split into partitions read by executor
@@ -188,10 +181,11 @@ def register(spark) -> None:
             size = int(self.spec.get("partition_events") or PARTITION_EVENTS)
             k = max(1, min(self.parallelism * 2, (e - s) // size))
             cuts = [s + (e - s) * i // k for i in range(k + 1)]
-            return [_Range(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+            tf = LogReader(self.spec).trace_from(s, e)
+            return [_Range(a, b, tf) for a, b in zip(cuts, cuts[1:]) if b > a]
 
         def read(self, partition):
-            return iter(LogReader(self.spec).read(partition.start, partition.end))
+            return iter(LogReader(self.spec).read(partition.start, partition.end, partition.trace_from))
 
         def commit(self, end):
             pass

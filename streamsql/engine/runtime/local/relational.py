@@ -1,0 +1,116 @@
+"""Relational (non-STREAM) queries on the local runtime: each plan node becomes a list of
+``(rowtime, values)`` in the order :mod:`streamsql.engine.relational` defines."""
+from __future__ import annotations
+
+from ...expr import compile_expr
+from ...operators.aggregate import Acc
+from ...operators.base import encode_ints
+from ...operators.sort import encode_sort_value
+from ...plan import Aggregate, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
+from ...relational import Row, later, leaf_rows, period_keys, unsupported
+
+
+class PythonRelational:
+    """The local evaluator: each node becomes a list of ``(rowtime, values)`` in defined order."""
+
+    def __init__(self, wb):
+        self.wb = wb
+
+    def run(self, node: Node) -> list[Row]:
+        if isinstance(node, (TableScan, Values, HistoryScan)):
+            return leaf_rows(self.wb, node)
+        if isinstance(node, Project):
+            return self._project(node)
+        if isinstance(node, Filter):
+            f = compile_expr(node.cond)
+            return [(rt, row) for rt, row in self.run(node.input) if f(row, (rt,)) is True]
+        if isinstance(node, Union):
+            return [r for i in node.inputs_ for r in self.run(i)]
+        if isinstance(node, Aggregate):
+            return self._aggregate(node)
+        if isinstance(node, Join):
+            return self._join(node)
+        if isinstance(node, Sort):
+            return self._sort(node)
+        raise unsupported(node)
+
+    def _project(self, node: Project) -> list[Row]:
+        fns = [compile_expr(e) for e in node.exprs]
+        rtf = compile_expr(node.rowtime) if node.rowtime is not None else None
+        out = []
+        for rt, row in self.run(node.input):
+            rts = (rt,)
+            nrt = rt if rtf is None or rt is None else rtf(row, rts)
+            out.append((nrt, tuple(f(row, rts) for f in fns)))
+        return out
+
+    def _aggregate(self, node: Aggregate) -> list[Row]:
+        key_fns = [compile_expr(k) for k in node.keys]
+        accs = [Acc(a) for a in node.aggs]
+        arg_fns = [compile_expr(a.arg) if a.arg is not None else None for a in node.aggs]
+        groups: dict[tuple, list] = {}
+        first_rt: dict[tuple, int | None] = {}
+        for i, (rt, row) in enumerate(self.run(node.input)):
+            rts = (rt,)
+            k = tuple(f(row, rts) for f in key_fns)
+            st = groups.get(k)
+            if st is None:
+                st = groups[k] = [a.init() for a in accs]
+                first_rt[k] = rt
+            arrival = encode_ints(i)
+            for j, (a, f) in enumerate(zip(accs, arg_fns)):
+                st[j] = a.add(st[j], None if f is None else f(row, rts), arrival)
+        if not node.keys and not groups:
+            groups[()] = [a.init() for a in accs]       # an aggregate of nothing is one row
+            first_rt[()] = None
+        periods = period_keys(node) if node.time_key is not None else None
+        stamp = compile_expr(node.stamp) if node.stamp is not None else None
+        out = []
+        for k, st in groups.items():
+            row = k + tuple(a.final(s) for a, s in zip(accs, st))
+            rt = None
+            if periods is not None and first_rt[k] is not None:
+                rt = min(p.period_end(first_rt[k]) for p in periods)
+                if stamp is not None:
+                    v = stamp(row, ())
+                    rt = None if v is None else int(v)
+            out.append((rt, row))
+        return out
+
+    def _join(self, node: Join) -> list[Row]:
+        left, right = self.run(node.left), self.run(node.right)
+        nl, nr = len(node.left.fields), len(node.right.fields)
+        lk = [compile_expr(l) for l, _r in node.equi]
+        rk = [compile_expr(r) for _l, r in node.equi]
+        res = compile_expr(node.residual) if node.residual is not None else None
+        index: dict[tuple, list[int]] = {}
+        for j, (rt, row) in enumerate(right):
+            key = tuple(f(row, (rt,)) for f in rk)
+            if None not in key:
+                index.setdefault(key, []).append(j)
+        matched = [False] * len(right)
+        keep_left, keep_right = node.kind in ("LEFT", "FULL"), node.kind in ("RIGHT", "FULL")
+        out = []
+        for lrt, lrow in left:
+            key = tuple(f(lrow, (lrt,)) for f in lk)
+            hit = False
+            for j in (index.get(key, ()) if None not in key else ()):
+                rrt, rrow = right[j]
+                if res is not None and res(lrow + rrow, (lrt, rrt)) is not True:
+                    continue
+                hit = matched[j] = True
+                out.append((later(lrt, rrt), lrow + rrow))
+            if not hit and keep_left:
+                out.append((lrt, lrow + (None,) * nr))
+        if keep_right:
+            out += [(rrt, (None,) * nl + rrow) for (rrt, rrow), m in zip(right, matched) if not m]
+        return out
+
+    def _sort(self, node: Sort) -> list[Row]:
+        fns = [compile_expr(k.expr) for k in node.keys]
+        rows = self.run(node.input)
+
+        def key(p):
+            i, (rt, row) = p
+            return tuple(encode_sort_value(f(row, (rt,)), k) for f, k in zip(fns, node.keys)) + (i,)
+        return [r for _i, r in sorted(enumerate(rows), key=key)]

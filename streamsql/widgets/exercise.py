@@ -1,0 +1,151 @@
+"""A saved scenario as an exercise (``streamsql.exercise(NAME)``): the query and its events are
+shown, the expected output is hidden; the student predicts the step that releases each output
+row, then Check marks each prediction and shows the real step table.
+
+Answers come from ``NAME.expected.jsonl`` (what the recorded query released); the step table
+shown after Check comes from replaying the scenario on the local runtime.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from ..engine import time as T
+from ..engine.errors import StreamSqlError
+from ..engine.types import format_value
+from .render import html_table, text_table
+from .scenario import Scenario, ScenarioPlayer
+
+QUESTION = "released at step?"
+
+
+def _time(text: str) -> str:
+    return T.format_time_of_day(T.parse_timestamp(text))
+
+
+def _event_cell(ev) -> str:
+    who = f"{ev.producer}: " if ev.producer and ev.producer != "default" else ""
+    if ev.kind == "row":
+        vals = " ".join(format_value(v) for v in (ev.values or {}).values())
+        return f"{who}{T.format_time_of_day(ev.rowtime)} {vals}".rstrip()
+    if ev.kind == "bound":
+        return f"{who}{T.format_time_of_day(ev.rowtime)} {'strict ' if ev.strict else ''}bound"
+    return f"{who}{ev.kind}"
+
+
+class Exercise(widgets.VBox):
+    """One input per expected output row ("released at step?"), a Check button, the marks."""
+
+    def __init__(self, scenario, *, engine: str = "local"):
+        self.scenario = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
+        self.engine = engine
+        exp = self.scenario.expected
+        if exp is None:
+            raise StreamSqlError(f"scenario {self.scenario.name} has no expected output "
+                                 f"({self.scenario.name}.expected.jsonl) to check predictions against")
+        #: the output rows to predict, in release order, and the step that released each
+        self.rows = [e for e in exp if "rowtime" in e and "values" in e]
+        self.answers = [int(e["step"]) for e in self.rows]
+        if not self.rows:
+            raise StreamSqlError(f"scenario {self.scenario.name} releases no rows: nothing to predict")
+        self.marks: list[bool | None] | None = None
+        self.step_rows: list[list[str]] | None = None
+        self.inputs = [widgets.Text(placeholder="step", layout=widgets.Layout(width="6em"),
+                                    description=QUESTION, style={"description_width": "initial"})
+                       for _ in self.rows]
+        labels = [widgets.HTML(f'<code>{html.escape(self.row_text(i))}</code>') for i in range(len(self.rows))]
+        self.check_button = widgets.Button(description="Check", button_style="primary")
+        self.check_button.on_click(lambda _b: self.check())
+        self.result = widgets.HTML()
+        head = widgets.HTML(
+            f"<b>Exercise {html.escape(self.scenario.name)}</b>: the query below reads the events of the table; "
+            "for each row it releases, predict the step (the event) that releases it."
+            f"<pre>{html.escape(self.scenario.sql.strip())}</pre>"
+            + html_table(self.events_table()[0], self.events_table()[1:], "streamsql-exercise-events",
+                         caption="Events"))
+        form = [widgets.HBox([lab, inp]) for lab, inp in zip(labels, self.inputs)]
+        super().__init__([head, widgets.HTML("<b>Output rows</b>"), *form, self.check_button, self.result])
+        self.add_class("streamsql-exercise")
+
+    # ------------------------------------------------------------------ content
+
+    def streams(self) -> list[str]:
+        return list(dict.fromkeys(ev.stream for ev in self.scenario.events))
+
+    def events_table(self) -> list[list[str]]:
+        """Header, then one row per event: its step and what it is, under its stream."""
+        streams = self.streams()
+        rows = [["Step"] + streams]
+        for i, ev in enumerate(self.scenario.events, 1):
+            cells = [""] * len(streams)
+            cells[streams.index(ev.stream)] = _event_cell(ev)
+            rows.append([str(i)] + cells)
+        return rows
+
+    def row_text(self, i: int) -> str:
+        e = self.rows[i]
+        vals = ", ".join(f"{k}={format_value(v)}" for k, v in e["values"].items())
+        return f"{i + 1}. {_time(e['rowtime'])} {vals}"
+
+    # ------------------------------------------------------------------ checking
+
+    def predictions(self) -> list[int | None]:
+        out = []
+        for w in self.inputs:
+            t = w.value.strip()
+            out.append(int(t) if t.isdigit() else None)
+        return out
+
+    def predict(self, steps: list[int | None]) -> "Exercise":
+        """Fill the inputs (as a student would type them)."""
+        for w, s in zip(self.inputs, steps):
+            w.value = "" if s is None else str(s)
+        return self
+
+    def check(self) -> list[bool | None]:
+        """Mark each prediction (None: no answer), show the marks and the real step table."""
+        preds = self.predictions()
+        self.marks = [None if p is None else p == a for p, a in zip(preds, self.answers)]
+        if self.step_rows is None:
+            player = ScenarioPlayer(self.scenario, engine=self.engine)
+            try:
+                self.step_rows = player.goto(player.total).step_table()
+            finally:
+                player.close()
+        right = sum(1 for m in self.marks if m)
+        header = ["Row", "Your step", "Released at", ""]
+        rows = [[self.row_text(i), "" if p is None else str(p), str(a),
+                 "right" if m else "no answer" if m is None else "wrong"]
+                for i, (p, a, m) in enumerate(zip(preds, self.answers, self.marks))]
+        classes = ["streamsql-right" if m else "streamsql-wrong" for m in self.marks]
+        self.result.value = (
+            f"<b>{right} of {len(self.answers)} right</b>"
+            + html_table(header, rows, "streamsql-exercise-marks", row_classes=classes)
+            + html_table(self.step_rows[0], self.step_rows[1:], "streamsql-step-table", caption="The real steps"))
+        for w, m in zip(self.inputs, self.marks):
+            w.style.background = "" if m is None else "#d4f7d4" if m else "#f7d4d4"
+        return self.marks
+
+    # ------------------------------------------------------------------ display
+
+    def text(self) -> str:
+        t = self.events_table()
+        parts = [f"Exercise {self.scenario.name}: predict the step that releases each output row.",
+                 self.scenario.sql.strip(), "", "Events:", text_table(t[0], t[1:]), "", "Output rows:"]
+        parts += [f"{self.row_text(i)}  {QUESTION} {w.value or '_'}" for i, w in enumerate(self.inputs)]
+        if self.marks is not None:
+            right = sum(1 for m in self.marks if m)
+            parts += ["", f"{right} of {len(self.answers)} right", text_table(self.step_rows[0], self.step_rows[1:])]
+        return "\n".join(parts)
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = self.text()
+        return data
+
+
+def exercise(name, *, engine: str = "local") -> Exercise:
+    """Open the saved scenario ``name`` (``NAME`` of ``NAME.sql``, ``NAME.events.jsonl`` and
+    ``NAME.expected.jsonl``) as an exercise with its output hidden."""
+    return Exercise(name, engine=engine)

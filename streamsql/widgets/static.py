@@ -1,0 +1,152 @@
+"""Static snapshots of the live views, for wherever no kernel runs them: a saved notebook on a
+hub's file browser, nbviewer, a code review, ``jupyter nbconvert``, JupyterLab after a restart.
+
+A view displays as two outputs: the live widget (``text/plain`` for terminals and nbval, an empty
+``text/html`` so that HTML renderers that cannot run the widget show nothing for it) and beside
+it a ``text/html`` snapshot: the rows, clocks and step table as tables and the timeline as SVG
+(drawn by vl-convert, deterministic: no ids or times that change from run to run). In a running
+JupyterLab a small style rule hides the snapshot while the live widget is on the page, and hides
+the widget's "model not found" line when it is not. When the notebook runs in a frontend that
+says which cell runs (JupyterLab), the snapshot is brought up to date after every cell and every
+click, so that the saved notebook shows the last state; batch runs (nbclient, nbval) keep the
+state at display time, which is what their stored outputs compare.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import logging
+import re
+import threading
+import weakref
+
+log = logging.getLogger("streamsql.widgets")
+
+#: hides the snapshot beside a live view, and the widget's error line beside a snapshot
+STYLE = ("<style>.jp-OutputArea:has(.streamsql-live) > .jp-OutputArea-child:has(.streamsql-static)"
+         "{display:none}.jp-OutputArea:has(.streamsql-static) .jupyter-widgets:not(:has(*)){display:none}"
+         "</style>")
+LIVE = "streamsql-live"
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(\bid="|url\(#|href="#)([^")]+)')
+
+
+def svg_of(chart) -> str | None:
+    """The chart as SVG, its ids made unique to it (several charts share a page), or None when
+    vl-convert is not installed."""
+    try:
+        import vl_convert as vlc
+    except ImportError:  # pragma: no cover - a dependency; the snapshot then says so
+        return None
+    from .vega import spec_of
+    svg = vlc.vegalite_to_svg(spec_of(chart))
+    # Vega numbers clip paths with a counter that runs on across charts: number them per chart,
+    # then prefix them with the chart's own hash (unique on a page, the same on every run)
+    names = list(dict.fromkeys(_ID.findall(svg)))
+    marked = _REF.sub(lambda m: m.group(0).replace(m.group(2), f"\0{names.index(m.group(2))}\0")
+                      if m.group(2) in names else m.group(0), svg)
+    tag = hashlib.sha1(marked.encode()).hexdigest()[:8]
+    return re.sub("\0(\\d+)\0", lambda m: f"{tag}-{m.group(1)}", marked)
+
+
+def chart_html(chart) -> str:
+    svg = svg_of(chart)
+    if svg is None:
+        return "<div>(the chart is drawn by vl-convert-python, which is not installed)</div>"
+    return f'<div class="streamsql-static-chart" style="overflow-x:auto">{svg}</div>'
+
+
+def snapshot_html(parts: list[str], title: str) -> str:
+    """One static snapshot: its parts under a one-line title."""
+    head = (f'<div style="font-family:monospace;font-size:11px;color:#777">{html.escape(title)} '
+            f'(a snapshot: run the notebook for the live view)</div>')
+    return STYLE + f'<div class="streamsql-static">{head}' + "".join(parts) + "</div>"
+
+
+# --------------------------------------------------------------------------- display
+
+_shown: "weakref.WeakSet" = weakref.WeakSet()
+_hooked: set[int] = set()
+_lock = threading.Lock()
+
+
+class StaticMixin:
+    """For a view (an ipywidgets DOM widget) with ``static_html()`` and ``static_key()``: display it
+    as the live widget plus its snapshot, and keep the snapshot current in live frontends."""
+
+    def static_html(self) -> str:  # pragma: no cover - every view defines it
+        raise NotImplementedError
+
+    def static_key(self):
+        """Changes whenever the snapshot would (it is redrawn only then)."""
+        return None
+
+    def static_settle(self) -> None:
+        """Let the view's queries catch up first (Spark runs asynchronously)."""
+
+    def _ipython_display_(self, **kwargs):
+        from IPython.display import display
+        self.add_class(LIVE)
+        data = self._repr_mimebundle_()
+        data["text/html"] = ""                  # HTML-only renderers show the snapshot instead
+        display(data, raw=True)
+        self._static_handle = display({"text/html": self.static_html()}, raw=True, display_id=True)
+        self._static_last = self.static_key()
+        with _lock:
+            _shown.add(self)
+        _hook()
+
+    def update_static(self, force: bool = False) -> bool:
+        """Redraw the snapshot beside the displayed view when its state changed."""
+        handle = getattr(self, "_static_handle", None)
+        if handle is None:
+            return False
+        self.static_settle()
+        key = self.static_key()
+        if not force and key is not None and key == getattr(self, "_static_last", None):
+            return False
+        self._static_last = key
+        handle.update({"text/html": self.static_html()}, raw=True)
+        return True
+
+
+def live_frontend() -> bool:
+    """Whether the request being served comes from a frontend that renders the widgets and says
+    which cell runs (JupyterLab sends the cell id), or is a click in such a frontend."""
+    try:
+        from IPython import get_ipython
+        ip = get_ipython()
+        parent = ip.get_parent() if ip is not None and hasattr(ip, "get_parent") else None
+    except Exception:
+        return False
+    if not parent:
+        return False
+    if (parent.get("header") or {}).get("msg_type") == "comm_msg":
+        return True
+    return bool((parent.get("metadata") or {}).get("cellId"))
+
+
+def update_all() -> None:
+    """Bring every displayed snapshot up to date (in live frontends only; see the module doc)."""
+    if not live_frontend():
+        return
+    with _lock:
+        views = list(_shown)
+    for v in views:
+        try:
+            v.update_static()
+        except Exception:  # a snapshot must never break a cell
+            log.exception("static snapshot update failed")
+
+
+def _hook() -> None:
+    try:
+        from IPython import get_ipython
+        ip = get_ipython()
+    except Exception:
+        return
+    if ip is None or id(ip) in _hooked:
+        return
+    _hooked.add(id(ip))
+    ip.events.register("post_run_cell", lambda _result: update_all())
