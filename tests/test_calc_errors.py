@@ -348,3 +348,30 @@ def test_a_timeline_without_errors_keeps_its_legend(wb_local):
     q = wb_local.query("SELECT STREAM ROWTIME, a FROM S", name="plain")
     wb_local.inject([S("10:00")])
     assert "calc error" not in str(timeline_chart(q).to_dict())
+
+
+def test_a_query_rebuilt_after_an_undone_append_keeps_its_name_and_trace(tmp_path, monkeypatch):
+    # an append that fails before its commit is undone and the local queries are rebuilt from the
+    # log: the rebuilt query still names itself in its messages, and its trace ends at the commit
+    wb = streamsql.Workbench(tmp_path / "ws", engine="local")
+    try:
+        wb.execute(DDL)
+        q = wb.query("SELECT STREAM ROWTIME, a / b AS q FROM S", name="ratio")
+        wb.inject([S("10:00", a=7, b=0)])                               # step 1: refused
+        committed = wb.last_seq
+        assert [t.step for t in q.trace] == [committed]
+
+        def full(*_a, **_k):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(wb.log, "write_segments", full)
+        with pytest.raises(streamsql.StreamSqlError):
+            wb.inject([S("10:01", a=8, b=0)])
+        monkeypatch.undo()
+        assert wb.last_seq == committed and [t.step for t in q.trace] == [committed]
+        wb.inject([S("10:02", a=9, b=0)])
+        assert [e.message for e in q.errors] == [
+            'Query ratio: division by zero in "a / b" with a = 7, b = 0 (SQLSTATE 22012)',
+            'Query ratio: division by zero in "a / b" with a = 9, b = 0 (SQLSTATE 22012)']
+        assert [t.step for t in q.trace] == [committed, committed + 1]
+    finally:
+        wb.close()

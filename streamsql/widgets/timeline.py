@@ -293,20 +293,20 @@ def _input_lanes(ops: list[dict], op_lanes: list[str]) -> tuple[dict[str, list[s
     lanes: dict[str, list[str]] = {}
     recs = []
     for op, lane in zip(ops, op_lanes):
-        names = op.get("inputs") or []
+        names = list(op.inputs or ())
         if len(names) < 2:
             continue
         mine = lanes[lane] = [f"{lane} input {n}" for n in names]
-        clocks = op.get("clocks") or []
-        kept = (op.get("state") or {}).get("kept") or []
+        clocks = list(op.clocks or ())
+        kept = [side.kept for side in op.state.sides] if isinstance(op.state, JoinState) else []
         for i, side in enumerate(mine):
             if i < len(clocks) and _real(clocks[i]):
                 recs.append(_rec("clock", side, clocks[i],
-                                 detail=f"the {op['operator']}'s clock for {names[i]}: every later {names[i]} row "
+                                 detail=f"the {op.operator}'s clock for {names[i]}: every later {names[i]} row "
                                         f"it gets is at or after {ts(clocks[i])}"))
             for rt in (kept[i] if i < len(kept) else []):
                 recs.append(_rec("kept row", side, rt,
-                                 detail=f"a {names[i]} row at {ts(rt)} the {op['operator']} keeps for partners "
+                                 detail=f"a {names[i]} row at {ts(rt)} the {op.operator} keeps for partners "
                                         f"still to come"))
     return lanes, recs
 
@@ -321,7 +321,7 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
             lanes.append(lane)
         lanes += side_lanes.get(lane, [])
     lanes.append("output")
-    as_of = q.trace[-1]["step"] if q.trace else None
+    as_of = q.trace[-1].step if q.trace else None
     for r in recs:
         r["at"] = (f"step {r['step']}" if r["step"] is not None
                    else f"after step {as_of}" if as_of is not None else "now")
