@@ -375,3 +375,26 @@ def test_a_query_rebuilt_after_an_undone_append_keeps_its_name_and_trace(tmp_pat
         assert [t.step for t in q.trace] == [committed, committed + 1]
     finally:
         wb.close()
+
+
+def test_vectorised_rowtime_maps_agree_with_the_scalar_one_beyond_the_timestamp_range():
+    # the Spark runtime maps whole timelines with rowtime_map_array; a time whose mapping leaves
+    # years 0001-9999 (CEIL of 9999-06-01 TO YEAR, + 1 month from 9999-12-15) maps to the end of
+    # time there, as apply_rowtime_map makes it for the local runtime
+    import numpy as np
+    from streamsql.engine import time as T
+    from streamsql.engine.expr import apply_rowtime_map, rowtime_map_array
+    from streamsql.engine.sql import analyze
+    wb = streamsql.Workbench(None, engine="local")
+    try:
+        wb.execute(DDL)
+        times = [T.parse_timestamp(t) for t in ("2006-10-10 10:00:00", "9999-06-01 00:00:00", "9999-12-15 00:00:00")]
+        for expr in ("CEIL(ROWTIME TO YEAR)", "ROWTIME + INTERVAL '1' MONTH", "FLOOR(ROWTIME TO DAY)"):
+            e = analyze(f"SELECT STREAM {expr} AS ROWTIME, a FROM S", wb.catalog).query.root.rowtime
+            want = [apply_rowtime_map(e, t) for t in times]
+            assert rowtime_map_array(e, np.array(times, dtype=np.int64)).tolist() == want, expr
+        assert want[1] < T.END_OF_TIME
+        e = analyze("SELECT STREAM CEIL(ROWTIME TO YEAR) AS ROWTIME, a FROM S", wb.catalog).query.root.rowtime
+        assert rowtime_map_array(e, np.array(times[1:2], dtype=np.int64)).tolist() == [T.END_OF_TIME]
+    finally:
+        wb.close()

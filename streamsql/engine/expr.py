@@ -237,46 +237,75 @@ def apply_rowtime_map(e: Expr, t: int, input: int = 0) -> int:
 
 
 def rowtime_map_array(e: Expr, a: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`apply_rowtime_map` over int64 times (timelines of whole batches)."""
+    """Vectorised :func:`apply_rowtime_map` over int64 times (timelines of whole batches): a time
+    whose mapping leaves the TIMESTAMP range anywhere on the way maps to END_OF_TIME, as there."""
     a = np.asarray(a, dtype=np.int64)
     lo, hi = a <= T.NO_TIME, a >= T.END_OF_TIME
-    r = _map_array(e, a)
+    bad = np.zeros(len(a), dtype=bool)
+    r = _map_array(e, np.where(lo | hi, F.TS_MIN, a), bad)
+    r = np.where(bad, T.END_OF_TIME, r)
     r = np.where(lo, T.NO_TIME, np.where(hi, T.END_OF_TIME, r))
     return r.astype(np.int64)
 
 
-def _map_array(e: Expr, a: np.ndarray) -> np.ndarray:
+def _in_range(x: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """``x`` with the times outside the TIMESTAMP range marked in ``bad`` (and replaced by a time
+    inside it, so the steps after it compute something)."""
+    out = (x < F.TS_MIN) | (x > F.TS_MAX)
+    if out.any():
+        bad |= out
+        x = np.where(out, F.TS_MIN, x)
+    return x
+
+
+def _map_array(e: Expr, a: np.ndarray, bad: np.ndarray) -> np.ndarray:
     if isinstance(e, Rowtime):
         return a
     if isinstance(e, Lit):
         return np.full_like(a, e.value if not isinstance(e.value, T.Interval) else 0)
     if isinstance(e, Call):
         if e.fn == "FLOOR_TO":
-            return T.floor_to_array(_map_array(e.args[0], a), e.arg)
+            return _in_range(T.floor_to_array(_map_array(e.args[0], a, bad), e.arg), bad)
         if e.fn == "CEIL_TO":
-            x = _map_array(e.args[0], a)
+            x = _map_array(e.args[0], a, bad)
             f = T.floor_to_array(x, e.arg)
-            return np.where(f == x, x, T.next_boundary_array(f, e.arg))
+            return _in_range(np.where(f == x, x, T.next_boundary_array(f, e.arg)), bad)
         if e.fn == "STEP":
-            x = _map_array(e.args[0], a)
-            return x - np.mod(x, e.arg.millis)
+            x = _map_array(e.args[0], a, bad)
+            return _in_range(x - np.mod(x, e.arg.millis), bad)
         if e.fn == "CAST":
-            return _map_array(e.args[0], a)
+            return _map_array(e.args[0], a, bad)
         if e.fn in ("+", "-"):
             x, y = e.args
             if isinstance(y, Lit) and isinstance(y.value, T.Interval):
                 iv = y.value if e.fn == "+" else -y.value
-                base = _map_array(x, a)
+                base = _map_array(x, a, bad)
                 if iv.months:
-                    base = _add_months_exact(base, iv.months)
-                return base + iv.millis
+                    base = _in_range(_add_months_exact(base, iv.months, bad), bad)
+                return _in_range(base + iv.millis, bad)
             if isinstance(x, Lit) and isinstance(x.value, T.Interval) and e.fn == "+":
-                return _map_array(Call("+", (y, x), e.type), a)
+                return _map_array(Call("+", (y, x), e.type), a, bad)
     # fall back to the scalar path (rare expressions)
     f = compile_expr(e)
-    return np.fromiter((f((), (int(v),)) for v in a), dtype=np.int64, count=len(a))
+    out = np.empty(len(a), dtype=np.int64)
+    for k, v in enumerate(a.tolist()):
+        try:
+            r = f((), (int(v),))
+        except CalcError:
+            r = None
+            bad[k] = True
+        out[k] = T.NO_TIME if r is None else int(r)
+    return out
 
 
-def _add_months_exact(a: np.ndarray, months: int) -> np.ndarray:
-    return np.fromiter((T.add_interval(int(v), T.Interval(months=months)) for v in a), dtype=np.int64,
-                       count=len(a))
+def _add_months_exact(a: np.ndarray, months: int, bad: np.ndarray) -> np.ndarray:
+    out = np.empty(len(a), dtype=np.int64)
+    for k, v in enumerate(a.tolist()):
+        try:
+            out[k] = T.add_interval(int(v), T.Interval(months=months))
+        except (OverflowError, ValueError):     # beyond year 1 or 9999
+            out[k] = F.TS_MIN
+            bad[k] = True
+    return out
+
+
