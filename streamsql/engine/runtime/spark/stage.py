@@ -113,7 +113,8 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
            "T": [e.cand.stamp for e in emitted] + [0] * (m + 1),
            "tie": [e.cand.tie for e in emitted] + [None] * (m + 1)}
     for j, f in enumerate(spec.out_fields):
-        out[f"o{j}"] = [e.cand.row[j] for e in emitted] + [None] * (m + 1)
+        # object dtype: a column of ints with a None would become float64 and round BIGINTs past 2**53
+        out[f"o{j}"] = pd.Series([e.cand.row[j] for e in emitted] + [None] * (m + 1), dtype=object)
     report = {"bucket": bucket, "changes": run.changes,
               # the operator's input clocks, for the consumer to evaluate its frontier (raw int64 bytes:
               # a replay's timeline has an entry per event)
