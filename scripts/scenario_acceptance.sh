@@ -8,7 +8,7 @@ SHARED=${SHARED:-../shared}
 [ -f "$SHARED/tools/scenario_check.py" ] || { echo "no $SHARED/tools/scenario_check.py: set SHARED=path/to/shared" >&2; exit 2; }
 export PATH="$PWD/.venv/bin:$PATH"
 S="$SHARED/scenarios"
-CORE="$S/union_merge.sql $S/filter_trains.sql"
+CORE="$S/union_merge.sql $S/filter_trains.sql $S/calculator_errors.sql"
 STATEFUL="$S/group_by_hours.sql $S/vwap_sliding.sql $S/join1_inner_following.sql $S/join2_inner_preceding.sql $S/join3_full_outer.sql"
 failed=0
 check() {

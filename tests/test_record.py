@@ -81,6 +81,34 @@ def test_round_trip_spark(tmp_path, spark):
     assert replay_cli(tmp_path / "j3", engine="spark") == lines_of(saved.expected)
 
 
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_a_session_with_calculator_errors_replays_identically(engine, tmp_path, request):
+    """The rows a query refused are ``calc_error`` lines of the saved expected output, at their
+    events' lines, named as the replay names them (the replay's query is q1, the stream as the
+    events file spells it), so the saved files replay line for line."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    with Workbench(tmp_path / "ws", engine=engine) as wb:
+        wb.execute("CREATE STREAM Readings (a INTEGER, b INTEGER, s VARCHAR(5))")
+        q = wb.query("SELECT STREAM ROWTIME, a / b AS q, CAST(s AS INTEGER) AS n FROM Readings WHERE a > 0",
+                     name="ratio")
+        wb.insert("Readings", {"a": 7, "b": 0, "s": "1"}, rowtime=D + "10:00")    # 7 / 0
+        wb.insert("Readings", {"a": 8, "b": 2, "s": "x"}, rowtime=D + "10:01")    # 'x' is no INTEGER
+        wb.insert("Readings", {"a": -1, "b": 0, "s": "x"}, rowtime=D + "10:02")   # the WHERE drops it first
+        wb.insert("Readings", {"a": 6, "b": 3, "s": "4"}, rowtime=D + "10:03")    # q 2, n 4
+        assert [e.message for e in q.wait().errors][0].startswith("Query ratio: division by zero")
+        saved = wb.save_scenario(tmp_path / "ratio")
+    lines = lines_of(saved.expected)
+    errors = [(x["step"], x["calc_error"]["name"], x["calc_error"]["sqlstate"], x["calc_error"]["stream"],
+               x["calc_error"]["rowtime"]) for x in lines if "calc_error" in x]
+    assert errors == [(1, "DIVISION_BY_ZERO", "22012", "Readings", D + "10:00:00"),
+                      (2, "INVALID_CAST", "22018", "Readings", D + "10:01:00")]
+    assert lines[0]["calc_error"]["message"] == ('Query q1: division by zero in "a / b" with a = 7, b = 0 '
+                                                 '(SQLSTATE 22012)')
+    assert [(x["step"], x["values"]) for x in lines if "values" in x] == [(4, {"Q": 2, "N": 4})]
+    assert replay_cli(tmp_path / "ratio") == lines
+
+
 def test_the_saved_sql_holds_pumps_and_what_they_read(tmp_path):
     with Workbench(tmp_path / "ws", engine="local") as wb:
         play(wb, HERE / "project" / "pump_chain")

@@ -27,6 +27,7 @@ from .types import SqlType, dumps_row, to_json_value
 from .values import coerce
 
 log = logging.getLogger("streamsql.late")
+calc_log = logging.getLogger("streamsql.calc")   # calculator errors: the 1st, 10th, ... per query
 
 ERROR_STREAM = "ERRORS"
 #: the times an event may carry: the years 0001 to 9999 (what a TIMESTAMP can show)
@@ -453,14 +454,22 @@ class Catalog:
                         n, d.name, seq, T.format_timestamp(ev.rowtime), T.format_timestamp(clock))
 
     def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
-        """A row a query's operator refused (a T-sort's late row) goes to the error stream at
-        the step that refused it, stamped with the bound it violated."""
+        """A row a query's operator refused (a T-sort's late row, a calculator error) goes to the
+        error stream at the step that refused it, stamped with the bound it violated (a
+        calculator error: the row's rowtime); the log gets the 1st, 10th, 100th ... of them."""
         est = self.state[ERROR_STREAM]
         t = max(est.bound, err.bound)
         est.bound = t
         est.rows_in += 1
         out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, err.error_values(stream, t, producer)))
-        if _is_power_of_ten(est.rows_in):
+        if err.is_calc:
+            # the 1st, 10th, 100th ... calculator error of each query; the message names the query,
+            # the expression and its operands
+            counts = self.__dict__.setdefault("_calc_errors", {})
+            n = counts[producer] = counts.get(producer, 0) + 1
+            if _is_power_of_ten(n):
+                calc_log.warning("calculator error #%d (step %d): %s", n, seq, err.message)
+        elif _is_power_of_ten(est.rows_in):
             log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
                         err.message)
 

@@ -91,6 +91,12 @@ class Project(Node):
     fields: list[Field]
     rowtime: Expr | None = None
     is_stream: bool = True
+    #: where the ROWTIME item stands in the select list (before ``exprs[rowtime_at]``): items
+    #: are evaluated left to right, so the first failing one is the one reported
+    rowtime_at: int = 0
+    #: moved below a UNION ALL by ``runtime.plans.normalize``: a row it fails on still goes
+    #: through the merge, and fails where the merge releases it (SEMANTICS.md 5)
+    defer_errors: bool = False
 
     def inputs(self):
         return [self.input]
@@ -102,6 +108,7 @@ class Filter(Node):
     cond: Expr
     fields: list[Field]
     is_stream: bool = True
+    defer_errors: bool = False      # as Project.defer_errors
 
     def inputs(self):
         return [self.input]

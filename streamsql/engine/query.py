@@ -62,7 +62,8 @@ class ContinuousQuery:
         self.running = True
         self.error: str | None = None
         #: rows the query's operators refused (T-sort late rows, calculator errors), with the step
-        #: that refused each (``OperatorError.step``); they are also rows of ``ERRORS``
+        #: that refused each (``OperatorError.step``, ``OperatorError.stream`` its STREAM_NAME), in
+        #: step order; they are also rows of ``ERRORS``
         self.errors: list = []
         #: the per-step trace (runtime/tracing.py): the last ``wb.trace_steps`` StepTrace records
         self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
@@ -116,8 +117,13 @@ class ContinuousQuery:
     def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
         """Row by row (the local runtime)."""
         batches = list(batches)
-        self._deliver_errors([e for b in batches for _s, e in b.errors])
-        batches = [b for b in batches if b.rows or (b.bound is not None and b.bound != self.output_bound)
+        errors = []
+        for b in batches:
+            for stream, e in b.errors:
+                e.stream = e.stream or stream
+                errors.append(e)
+        self._deliver_errors(errors)
+        batches = [b for b in batches if b.rows or b.errors or (b.bound is not None and b.bound != self.output_bound)
                    or b.seq > self.processed_seq]
         rows = [r for b in batches for r in b.rows]
         table = None

@@ -5,8 +5,9 @@ those that feed them through pumps), the tables (with their rows as INSERTs), vi
 then the query. ``NAME.events.jsonl`` holds the events injected into those streams, from the
 event journal (:mod:`.journal`): rows, bounds (strict included), producers attaching and
 detaching, late and refused events too, since a replay must print their lines.
-``NAME.expected.jsonl`` holds what the query released, its late rows, refused events and
-output bounds, as ``streamsql replay --bounds`` prints them, numbered by the events file's lines.
+``NAME.expected.jsonl`` holds what the query released, its late rows, refused events, the rows
+it refused for calculator errors (``calc_error``) and output bounds, as ``streamsql replay
+--bounds`` prints them, numbered by the events file's lines.
 
 A query started after events had already flowed into its streams (a *late start*) saw only part
 of their history. Its scenario starts with a few events that put the streams in the state the
@@ -27,7 +28,7 @@ import json
 import logging
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import time as T
@@ -304,12 +305,18 @@ def _state_at(wb, streams: list[str], events: list[JournalEvent], q) -> dict:
 
 # --------------------------------------------------------------------------- expected lines
 
-class _Released:
-    """What a query released, renumbered by the events file's lines (``replay_lines`` reads it
-    like a query)."""
+#: the name ``streamsql replay`` gives the one query of a saved scenario (the first unnamed query
+#: of a fresh workbench), which its calculator error messages start with
+REPLAY_QUERY = "q1"
 
-    def __init__(self, fields, rows, bounds: dict[int, int]):
+
+class _Released:
+    """What a query released and refused, renumbered by the events file's lines
+    (``replay_lines`` reads it like a query)."""
+
+    def __init__(self, fields, rows, bounds: dict[int, int], errors: list | None = None):
         self.fields, self.rows, self.bounds = fields, rows, bounds
+        self.errors = errors or []
         self._steps = sorted(bounds)
 
     def output_bound_at(self, step: int):
@@ -457,7 +464,19 @@ def save_scenario(wb, prefix: str | Path, query=None, *, from_start: bool = Fals
                 raise SaveError(f"cannot save query {q.name}: it released a row at step {r.step}, which is not an "
                                 "event of its streams")
             rows.append(OutputRow(step_of[r.step], r.rowtime, r.values))
-        expected = replay_lines(_Released(q.fields, rows, bounds), out.outcomes, 0, bounds=True)
+        errors = []
+        own = f"Query {q.name}: "
+        for e in q.errors:
+            if not e.is_calc:
+                continue
+            if e.step not in step_of:
+                raise SaveError(f"cannot save query {q.name}: it refused a row at step {e.step}, which is not an "
+                                "event of its streams")
+            # the message names the query as the replay names it
+            msg = f"Query {REPLAY_QUERY}: {e.message[len(own):]}" if e.message.startswith(own) else e.message
+            errors.append(replace(e, step=step_of[e.step], message=msg))
+        expected = replay_lines(_Released(q.fields, rows, bounds, errors), out.outcomes, 0, bounds=True,
+                                stream_names={s: out.name(s) for s in cl.streams})
 
     stem = Path(prefix).expanduser()
     paths = [stem.with_name(stem.name + ext) for ext in (".sql", ".events.jsonl", ".expected.jsonl")]

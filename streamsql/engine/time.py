@@ -121,7 +121,7 @@ def format_timestamp(ms: int | None) -> str | None:
     if ms >= END_OF_TIME:
         return "+infinity"
     d = to_datetime(ms)
-    s = d.strftime("%Y-%m-%d %H:%M:%S")
+    s = f"{d.year:04d}-{d.month:02d}-{d.day:02d} {d.hour:02d}:{d.minute:02d}:{d.second:02d}"
     frac = int(ms) % 1000
     return f"{s}.{frac:03d}" if frac else s
 

@@ -22,13 +22,17 @@ class Step:
     outcome: Outcome | None
     rows: list = field(default_factory=list)      # OutputRow released at this step
     bound: int | None = None                      # output bound after the step, when it changed
+    errors: list = field(default_factory=list)    # calculator errors at this step (OperatorError)
 
 
 def steps(query, outcomes: list[Outcome], base: int = 0) -> list[Step]:
-    """Join each event's outcome with what the query released at it, by step."""
+    """Join each event's outcome with what the query released and refused at it, by step."""
     by: dict[int, Step] = {}
     for o in outcomes:
         by[o.seq - base] = Step(o.seq - base, o)
+    for e in getattr(query, "errors", []):
+        if e.is_calc:
+            by.setdefault(e.step - base, Step(e.step - base, None)).errors.append(e)
     for r in query.rows:
         by.setdefault(r.step - base, Step(r.step - base, None)).rows.append(r)
     for s, b in query.bounds.items():
@@ -38,14 +42,16 @@ def steps(query, outcomes: list[Outcome], base: int = 0) -> list[Step]:
 
 def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = False,
                  stream_names: dict[str, str] | None = None) -> list[dict]:
-    """The replay output of section 5: rows, late rows, refused events and (optionally) bound
-    lines, in release order."""
+    """The replay output of section 5: calculator errors, rows, late rows, refused events and
+    (optionally) bound lines, in release order."""
     names = stream_names or {}
     out = []
     last_bound = T.NO_TIME
     last_row = T.NO_TIME
     fields = query.fields
     for st in steps(query, outcomes, base):
+        for e in st.errors:
+            out.append({"step": st.step, "calc_error": calc_error_line(e, names)})
         for r in st.rows:
             out.append({"step": st.step, "rowtime": T.format_timestamp(r.rowtime),
                         "values": {f.name: to_json_value(v, f.type) for f, v in zip(fields, r.values)}})
@@ -63,6 +69,13 @@ def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = F
                 out.append({"step": st.step, "bound": T.format_timestamp(b)})
                 last_bound = b
     return out
+
+
+def calc_error_line(e, names: dict | None = None) -> dict:
+    """The ``calc_error`` object of a replay line (SEMANTICS.md 5)."""
+    names = names or {}
+    return {"rowtime": T.format_timestamp(e.data_rowtime), "name": e.name, "sqlstate": e.sqlstate,
+            "stream": names.get(e.stream, e.stream), "message": e.message}
 
 
 def comparable(v):

@@ -222,14 +222,6 @@ def arithmetic_type(op: str, a: SqlType, b: SqlType) -> SqlType | None:
 
 # --------------------------------------------------------------------------- values
 
-def wrap_int(v: int, t: SqlType) -> int:
-    """Two's-complement wrap to the type's width, as Spark does with ANSI mode off."""
-    bits = INT_BITS[t.name]
-    m = 1 << bits
-    v &= m - 1
-    return v - m if v >= m >> 1 else v
-
-
 def quantize(v: decimal.Decimal, t: SqlType) -> decimal.Decimal | None:
     """Round half up to the type's scale; None (NULL) when it does not fit the precision."""
     q = v.quantize(decimal.Decimal(1).scaleb(-t.scale), rounding=decimal.ROUND_HALF_UP,

@@ -24,7 +24,7 @@ from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
                      WorkspaceError, one_line)
-from .expr import compile_expr
+from .expr import CalcError, compile_expr
 from .journal import Journal
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write, entries_table, read_feeds
@@ -321,9 +321,16 @@ class Workbench:
                 return self._insert_values(stmt)
             if isinstance(stmt, SelectStatement):
                 if not stmt.query.is_stream:
-                    # relational SELECT (issue 7): evaluated at once over tables, VALUES and history
+                    # relational SELECT (issue 7): evaluated at once over tables, VALUES and history.
+                    # A calculator error in it (SEMANTICS.md 1) fails the statement with the error's
+                    # message: it answers once, so there is no running query to keep going and no
+                    # step to put the error at
                     from .relational import relation_result
-                    return relation_result(stmt, self.runtime.relational(stmt.query.root))
+                    try:
+                        rows = self.runtime.relational(stmt.query.root)
+                    except CalcError as err:
+                        raise SqlError(f"The query cannot be computed: {err.describe()}") from None
+                    return relation_result(stmt, rows)
                 replaced = replace and name in self.queries and self.queries[name].running
                 q = self._start_query(stmt.query, name, replace=replace)
                 return Result(stmt, f"Query {q.name} replaced: the one running before was stopped" if replaced
@@ -342,15 +349,15 @@ class Workbench:
         if stmt.target in c.tables:
             t = c.tables[stmt.target]
             rows = []
-            for vals in stmt.rows:
-                by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+            for i, vals in enumerate(stmt.rows):
+                by = _row_values(stmt, i, vals)
                 rows.append(tuple(by.get(f.name) for f in t.fields))
             c.insert_table_rows(stmt.target, rows)
             self.save_catalog()
             return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
         events = []
-        for vals in stmt.rows:
-            by = {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+        for i, vals in enumerate(stmt.rows):
+            by = _row_values(stmt, i, vals)
             rt = by.pop("ROWTIME", None)       # none: the stream clock; 'HH:MM' or 'now': see _time
             events.append(Event(stmt.target, "row", rt if isinstance(rt, int) else self._time(stmt.target, rt), by))
         outcomes = self.inject(events)
@@ -833,6 +840,16 @@ class Workbench:
     def last_seq(self) -> int:
         """The step (global sequence number) of the last injected event; 0 before any."""
         return self.catalog.next_seq - 1
+
+
+def _row_values(stmt: InsertValues, i: int, vals) -> dict:
+    """Row ``i`` of an INSERT's VALUES by column; a calculator error in it is the statement's."""
+    try:
+        return {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
+    except CalcError as err:
+        p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
+        msg = err.describe()
+        raise SqlError(msg[:1].upper() + msg[1:], *((p.line, p.col) if p else ())) from None
 
 
 def _has_events(st) -> bool:

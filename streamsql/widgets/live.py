@@ -30,7 +30,8 @@ def snapshot(q) -> SimpleNamespace:
     """A copy of what a query has released so far (Spark's sink thread appends to ``rows`` and
     ``bounds`` while a view reads them; ``dict()`` of a dict copies it in one step)."""
     bounds = dict(q.bounds)
-    return SimpleNamespace(rows=list(q.rows), bounds=bounds, fields=q.fields, output_bound=q.output_bound)
+    return SimpleNamespace(rows=list(q.rows), bounds=bounds, fields=q.fields, output_bound=q.output_bound,
+                           errors=list(getattr(q, "errors", [])))
 
 
 def bound_at(bounds: dict[int, int], step: int) -> int | None:
@@ -44,12 +45,15 @@ def bound_at(bounds: dict[int, int], step: int) -> int | None:
 
 
 def output_entries(q, bounds: bool = False) -> list[dict]:
-    """Released rows in release order; with ``bounds``, also a line each time the output bound
-    moves past both the last bound line and the last released row (the replay rule)."""
+    """Released rows in release order, each step's calculator errors before its rows (as replay
+    prints them); with ``bounds``, also a line each time the output bound moves past both the
+    last bound line and the last released row (the replay rule)."""
     snap = snapshot(q)
     out = []
     last_bound = last_row = T.NO_TIME
     for st in steps(snap, []):
+        for e in st.errors:
+            out.append({"step": st.step, "rowtime": e.data_rowtime, "error": e})
         for r in st.rows:
             out.append({"step": st.step, "rowtime": r.rowtime,
                         "cells": [format_value(v, f.type) for f, v in zip(snap.fields, r.values)]})
@@ -122,14 +126,22 @@ class QueryView(StaticMixin, widgets.VBox):
         entries = output_entries(self.q, self.bounds)
         shown = entries[-self.limit:] if self.limit else []
         ncols = len(self.q.columns)
-        rows, classes = [], []
+        rows, classes, self._titles = [], [], []
         for e in shown:
+            title = ""
             if "bound" in e:
                 rows.append([str(e["step"]), f"bound {ts(e['bound'])}"] + [""] * ncols)
                 classes.append("bound")
+            elif "error" in e:        # a refused row: marked like a late row, the message as its tooltip
+                err = e["error"]
+                rows.append([str(e["step"]), ts(e["rowtime"])] + [f"x {err.name}: {err.message}"]
+                            + [""] * max(0, ncols - 1))
+                classes.append("calc-error")
+                title = err.message
             else:
                 rows.append([str(e["step"]), ts(e["rowtime"])] + e["cells"])
                 classes.append("")
+            self._titles.append(title)
         return rows, classes, len(entries)
 
     def _footer(self, shown: int, total: int) -> str | None:
@@ -166,7 +178,8 @@ class QueryView(StaticMixin, widgets.VBox):
             rows, classes, total = self.rows()
             self.status.value = html_lines(self.status_lines(), "streamsql-status")
             foot = self._footer(len(rows), total)
-            self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
+            self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes,
+                                          row_titles=self._titles)
                                 + (f"<div>{foot}</div>" if foot else ""))
             self.stop_button.disabled = not self.q.running
 

@@ -38,9 +38,10 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def html_table(header: list[str], rows: list[list[str]], css_class: str, *, caption: str | None = None,
-               row_classes: list[str] | None = None) -> str:
+               row_classes: list[str] | None = None, row_titles: list[str] | None = None) -> str:
     """An HTML table with a stable class (the browser test and people's CSS find it by class);
-    ``data-rows`` holds the number of body rows. A table wider than the output scrolls inside it."""
+    ``data-rows`` holds the number of body rows; ``row_titles`` are rows' tooltips. A table wider
+    than the output scrolls inside it."""
     out = [f'<div class="streamsql-scroll" style="{SCROLL}"><table class="{css_class}" data-rows="{len(rows)}" '
            f'style="{_TABLE}">']
     if caption:
@@ -49,6 +50,8 @@ def html_table(header: list[str], rows: list[list[str]], css_class: str, *, capt
                + "</tr></thead><tbody>")
     for i, r in enumerate(rows):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        if row_titles and row_titles[i]:
+            cls += f' title="{html.escape(row_titles[i])}"'
         out.append(f"<tr{cls}>" + "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in r)
                    + "</tr>")
     out.append("</tbody></table></div>")

@@ -6,7 +6,8 @@ stream holds back for a slower producer, open windows (join windows, aggregation
 frames) as intervals, released and held output rows, and for each held row the clock it waits
 for. Every event mark carries its step number (the step table's Step), drawn beside it and
 again on a step axis under the chart; marks at the same place are spread apart; many loaded
-rows are drawn binned.
+rows are drawn binned. Rows refused for a calculator error are marked like late rows, on
+their stream's lane, with the message in the tooltip.
 
 :func:`timeline_records` is the data (plain dicts, also what tests check); :func:`timeline_chart`
 draws it with Altair; :class:`Timeline` keeps the drawing current as the query runs."""
@@ -46,6 +47,7 @@ KINDS = [
     ("held row", "#ff7f0e"),
     ("waits for", "#e377c2"),
     ("output bound", "#8c564b"),
+    ("calc error", "#7f0000"),         # in the legend only when a chart has one
 ]
 #: what a legend entry means, where the name alone does not say it
 MEANING = {
@@ -55,7 +57,7 @@ MEANING = {
     "rows (binned)": "rows (binned): every row, counted per bin",
 }
 #: kinds whose marks are events: they carry the step that caused them
-EVENT_KINDS = ("row", "late row", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
+EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
 #: how far apart (pixels) marks at the same lane and time are drawn
 SPREAD = 8
 #: at most this many step numbers are written beside the marks (the step axis shows them all)
@@ -224,6 +226,9 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
         recs.append(_rec("released row", "output", row.rowtime, step=row.step, detail=text, values=text))
     if _real(snap.output_bound):
         recs.append(_rec("output bound", "output", snap.output_bound, detail="output bound"))
+    for e in [e for e in snap.errors if e.is_calc][-last:]:
+        recs.append(_rec("calc error", e.stream if e.stream in streams else "output", e.data_rowtime, step=e.step,
+                         detail=f"{e.name}: {e.message}", values=e.data_row))
     recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
     return _finish(q, streams, ops, op_lanes, side_lanes, recs)
 
@@ -288,20 +293,20 @@ def _input_lanes(ops: list[dict], op_lanes: list[str]) -> tuple[dict[str, list[s
     lanes: dict[str, list[str]] = {}
     recs = []
     for op, lane in zip(ops, op_lanes):
-        names = op.get("inputs") or []
+        names = list(op.inputs or ())
         if len(names) < 2:
             continue
         mine = lanes[lane] = [f"{lane} input {n}" for n in names]
-        clocks = op.get("clocks") or []
-        kept = (op.get("state") or {}).get("kept") or []
+        clocks = list(op.clocks or ())
+        kept = [side.kept for side in op.state.sides] if isinstance(op.state, JoinState) else []
         for i, side in enumerate(mine):
             if i < len(clocks) and _real(clocks[i]):
                 recs.append(_rec("clock", side, clocks[i],
-                                 detail=f"the {op['operator']}'s clock for {names[i]}: every later {names[i]} row "
+                                 detail=f"the {op.operator}'s clock for {names[i]}: every later {names[i]} row "
                                         f"it gets is at or after {ts(clocks[i])}"))
             for rt in (kept[i] if i < len(kept) else []):
                 recs.append(_rec("kept row", side, rt,
-                                 detail=f"a {names[i]} row at {ts(rt)} the {op['operator']} keeps for partners "
+                                 detail=f"a {names[i]} row at {ts(rt)} the {op.operator} keeps for partners "
                                         f"still to come"))
     return lanes, recs
 
@@ -316,7 +321,7 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
             lanes.append(lane)
         lanes += side_lanes.get(lane, [])
     lanes.append("output")
-    as_of = q.trace[-1]["step"] if q.trace else None
+    as_of = q.trace[-1].step if q.trace else None
     for r in recs:
         r["at"] = (f"step {r['step']}" if r["step"] is not None
                    else f"after step {as_of}" if as_of is not None else "now")
@@ -343,6 +348,7 @@ def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
     lanes across rowtime, and under them the same events across steps (the step table's Step)."""
     lanes, recs = timeline_records(q)
     present = {r["what"] for r in recs}
+    refused = ["late row"] + (["calc error"] if "calc error" in present else [])   # marked alike
     kinds = [(k, c) for k, c in KINDS if k in present] or KINDS[:1]
     whats = [k for k, _c in kinds]
     legend_labels = " : ".join(f"datum.label == {k!r} ? {MEANING[k]!r}" for k, _c in kinds if k in MEANING)
@@ -368,7 +374,7 @@ def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
         only(base, "open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
         only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
         only(points, "row", "released row").mark_circle(size=70, opacity=1),
-        only(points, "late row").mark_point(shape="cross", size=110, filled=True),
+        only(points, *refused).mark_point(shape="cross", size=110, filled=True),
         only(points, "pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
         only(points, "kept row").mark_point(shape="square", size=60, filled=False, strokeWidth=2),
         only(points, "bound", "output bound").mark_tick(thickness=3, size=24),
@@ -387,7 +393,8 @@ def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
     step_lanes = [lane for lane in lanes if lane in set(q.plan.streams) or lane == "output"]
     step_y = alt.Y("lane:N", scale=alt.Scale(domain=step_lanes, type="point", padding=0.5), sort=step_lanes,
                    title=None)
-    by_step = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=list(EVENT_KINDS)))
+    events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
+    by_step = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=events))
                .transform_filter("datum.step != null")
                .mark_circle(size=45, opacity=1)
                .encode(x=step_x, y=step_y, color=color, tooltip=tooltip)

@@ -5,19 +5,33 @@ an input clock reaches the end of its period (from a row or a bound; equal rowti
 it), and is then produced stamped with its period's end (or the query's monotonic ``AS
 ROWTIME``). Rows only ever *add* to a group's partial aggregates, so a batch of rows can be
 pre-combined anywhere (the Spark runtime does it before the state store) and merged here.
+
+A row whose keys or aggregate arguments cannot be computed, or that would take a SUM (or an
+AVG's mean) out of its type's range, is refused (SEMANTICS.md 1): it joins no group, and the
+accumulators keep the value they had. Accumulators are exact (Python ints, 80-digit decimals),
+so only the result's type limits them.
 """
 from __future__ import annotations
 
 import decimal
 import heapq
+import math
 
 import numpy as np
 
 from ..expr import compile_expr, remap, rowtime_map_array
+from ..functions import CalcError
+from ..functions.errors import operand_name, show_value
+from ..functions.spec import fit, out_of_range
 from ..plan import AggCall, Aggregate
-from ..types import SqlType, quantize, wrap_int
-from .base import INF, Candidate, Operator, encode_key
+from ..types import SqlType
+from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 from .describe import STATE_LIMIT, AggregateState, OpenGroup, merged_items, total
+
+_CTX = decimal.Context(prec=80)
+_BIG_LO, _BIG_HI = -(1 << 63), (1 << 63) - 1
+_INF = float("inf")
+_INFS = (_INF, -_INF)
 from .timekey import TimeKey, resolve_time_expr, try_time_key
 
 
@@ -32,6 +46,45 @@ class Acc:
         self.fn = call.fn
         self.distinct = call.distinct
         self.type = call.type
+        self.summing = call.fn in ("SUM", "AVG")
+        # how a SUM/AVG adds a value (the common cases inline in ``add``)
+        t, arg = call.type, (call.arg.type if call.arg is not None else None)
+        self.kind = ("int" if call.fn == "SUM" and t.is_integer else
+                     "mean" if call.fn == "AVG" and arg is not None and arg.is_integer else
+                     "float" if t.is_approx else "exact")
+
+    @property
+    def text(self) -> str:
+        arg = self.call.arg
+        inner = "*" if arg is None else (operand_name(arg) or "...")
+        return f"{self.fn}({'DISTINCT ' if self.distinct else ''}{inner})"
+
+    def _overflow(self, so_far, v) -> CalcError:
+        """The accumulator cannot take ``v``: its result would leave the type's range."""
+        err = out_of_range(self.type)
+        err.text = self.text
+        arg_t = self.call.arg.type if self.call.arg is not None else None
+        err.operand_text = (f"the {'sum' if self.fn == 'SUM' else 'mean'} so far = {show_value(so_far, self.type)}, "
+                            f"{operand_name(self.call.arg) or 'the value'} = {show_value(v, arg_t)}")
+        return err
+
+    def _total(self, a, b):
+        """``a + b`` exactly; raises when the SUM (or the AVG's sum, for floats) leaves the range."""
+        if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal):
+            return _CTX.add(decimal.Decimal(a), decimal.Decimal(b))
+        r = a + b
+        if isinstance(r, float) and math.isinf(r) and not (math.isinf(a) or math.isinf(b)):
+            raise self._overflow(a, b)
+        return r
+
+    def _check(self, total, n: int, so_far, v) -> None:
+        try:
+            if self.fn == "SUM":
+                fit(total, self.type)
+            elif self.type.name == "DECIMAL":
+                fit(_CTX.divide(decimal.Decimal(total), decimal.Decimal(n)), self.type)
+        except CalcError:
+            raise self._overflow(so_far, v) from None
 
     def init(self):
         if self.distinct:
@@ -40,8 +93,15 @@ class Acc:
                 "FIRST_VALUE": [None, None], "LAST_VALUE": [None, None]}[self.fn]
 
     def add(self, st, v, arrival: bytes):
+        """The state with ``v`` added (a new state: a refused row leaves the old one as it was);
+        raises :class:`CalcError` where a SUM or AVG cannot take it."""
         if self.distinct:
             if v is not None and v not in st:
+                if self.summing and st:
+                    total = st[0]
+                    for x in st[1:]:
+                        total = self._total(total, x)
+                    self._check(self._total(total, v), len(st) + 1, total, v)
                 st = st + [v]
             return st
         fn = self.fn
@@ -50,9 +110,31 @@ class Acc:
         if v is None:
             return st
         if fn == "SUM":
-            return v if st is None else st + v
+            if st is None:
+                return v
+            kind = getattr(self, "kind", "exact")
+            if kind == "int":                   # a BIGINT total
+                r = st + v
+                if _BIG_LO <= r <= _BIG_HI:
+                    return r
+                raise self._overflow(st, v)
+            if kind == "float":
+                r = st + v
+                if (r == _INF or r == -_INF) and not (st in _INFS or v in _INFS):
+                    raise self._overflow(st, v)
+                return r
+            total = self._total(st, v)
+            self._check(total, 1, st, v)
+            return total
         if fn == "AVG":
-            return [v if st[0] is None else st[0] + v, st[1] + 1]
+            if st[0] is None:
+                return [v, 1]
+            kind = getattr(self, "kind", "exact")
+            if kind == "mean":                  # exact integers: the mean always fits
+                return [st[0] + v, st[1] + 1]
+            total = self._total(st[0], v)
+            self._check(total, st[1] + 1, st[0], v)
+            return [total, st[1] + 1]
         if fn == "MIN":
             return v if st is None or v < st else st
         if fn == "MAX":
@@ -70,9 +152,9 @@ class Acc:
         if fn == "COUNT":
             return a + b
         if fn == "SUM":
-            return b if a is None else a if b is None else a + b
+            return b if a is None else a if b is None else self._total(a, b)
         if fn == "AVG":
-            s = b[0] if a[0] is None else a[0] if b[0] is None else a[0] + b[0]
+            s = b[0] if a[0] is None else a[0] if b[0] is None else self._total(a[0], b[0])
             return [s, a[1] + b[1]]
         if fn in ("MIN", "MAX"):
             if a is None:
@@ -97,7 +179,7 @@ class Acc:
             if self.fn in ("SUM", "AVG"):
                 s = vals[0]
                 for v in vals[1:]:
-                    s = s + v
+                    s = self._total(s, v)
                 return _fit(s, t) if self.fn == "SUM" else _avg(s, len(vals), t)
             if self.fn == "MIN":
                 return min(vals)
@@ -117,27 +199,26 @@ class Acc:
 
 
 def _fit(v, t: SqlType):
-    if t.is_integer:
-        return wrap_int(int(v), t)
-    if t.name == "DECIMAL":
-        return quantize(decimal.Decimal(v), t)
+    """A SUM's exact total as a value of its type (raises when it does not fit)."""
     if t.is_approx:
         return float(v)
-    return v
+    return fit(v, t)
 
 
 def _avg(s, n: int, t: SqlType):
+    """The mean of ``n`` values summing to ``s``: integers truncated toward zero (it always fits),
+    decimals rounded to the type's scale."""
     if t.is_integer:
         q = abs(int(s)) // n
-        return wrap_int(q if s >= 0 else -q, t)
+        return q if s >= 0 else -q
     if t.name == "DECIMAL":
-        return quantize(decimal.Decimal(s) / decimal.Decimal(n), t)
+        return fit(_CTX.divide(decimal.Decimal(s), decimal.Decimal(n)), t)
     return float(s) / n
 
 
 # --------------------------------------------------------------------------- the operator
 
-class AggregateOp(Operator):
+class AggregateOp(Refusing, Operator):
     """GROUP BY over one input. State: open groups ``{(period end, key values): partials}``."""
 
     n_inputs = 1
@@ -195,11 +276,30 @@ class AggregateOp(Operator):
         return end, keys, states
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
-        if self.distinct_rows:
-            return self._distinct(rowtime, row, arrival)
-        end, keys, states = self.partial(rowtime, row, arrival)
-        self.add_partial(end, keys, states)
+        try:
+            if self.distinct_rows:
+                return self._distinct(rowtime, row, arrival)
+            self._add_row(rowtime, row, arrival)
+        except CalcError as err:
+            self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
         return []
+
+    def _add_row(self, rowtime, row, arrival) -> None:
+        """Keys, then arguments (left to right), then accumulators: the first that fails refuses
+        the row before anything changes."""
+        rts = (rowtime,)
+        keys = tuple(f(row, rts) for f in self.key_fns)
+        vals = [None if f is None else f(row, rts) for f in self.arg_fns]
+        end = self.period_end(rowtime)
+        k = (end, keys)
+        cur = self.groups.get(k)
+        base = cur if cur is not None else [acc.init() for acc in self.accs]
+        states = [acc.add(s, v, arrival) for acc, s, v in zip(self.accs, base, vals)]
+        if cur is None:
+            if self.stamp_fn is not None:
+                self.open_stamps[k] = self._stamp(end, keys, states)
+            self.min_end = min(self.min_end, end)
+        self.groups[k] = states
 
     def add_partial(self, end: int, keys: tuple, states: list) -> None:
         k = (end, keys)

@@ -27,6 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import time as T
+from ..functions import CalcError
+from ..types import dumps_row, to_json_value
 
 INF = T.END_OF_TIME
 
@@ -51,6 +53,8 @@ class OperatorError:
     data_row: str           # the row as JSON, by column name
     level: str = "WARNING"  # ERROR_LEVEL
     sqlstate: str | None = None
+    channel: int = 0        # the operator input the row came on
+    stream: str | None = None   # STREAM_NAME: the named stream the row came from (set by the host)
 
     def error_values(self, stream_name: str, error_time: int, producer: str | None = None) -> tuple:
         """The row for the error stream, in ``catalog.ERROR_FIELDS`` order."""
@@ -58,16 +62,65 @@ class OperatorError:
                 stream_name, producer, self.step)
 
     def to_json(self) -> dict:
-        """The record as JSON fields (how the Spark runtime carries it from a stage to the sink;
-        a row-by-row leaf builds the same object in Spark SQL)."""
+        """The record as JSON fields (how the Spark runtime carries it from a stage to the sink)."""
         return {"step": self.step, "name": self.name, "message": self.message, "bound": self.bound,
                 "data_rowtime": self.data_rowtime, "data_row": self.data_row, "level": self.level,
-                "sqlstate": self.sqlstate}
+                "sqlstate": self.sqlstate, "channel": self.channel, "stream": self.stream}
 
     @staticmethod
     def from_json(d: dict) -> "OperatorError":
         return OperatorError(int(d["step"]), d["name"], d["message"], int(d["bound"]), int(d["data_rowtime"]),
-                             d["data_row"], d.get("level") or "WARNING", d.get("sqlstate"))
+                             d["data_row"], d.get("level") or "WARNING", d.get("sqlstate"),
+                             int(d.get("channel") or 0), d.get("stream"))
+
+    @property
+    def is_calc(self) -> bool:
+        """A calculator error (a data exception, with its SQLSTATE), not a late row."""
+        return self.sqlstate is not None
+
+
+def row_json(fields, row) -> str:
+    """A row as the error stream's DATA_ROW: JSON by column name."""
+    return dumps_row({f.name: to_json_value(v, f.type) for f, v in zip(fields, row)})
+
+
+def calc_error(err: CalcError, step: int, rowtime: int, fields, row, channel: int = 0) -> OperatorError:
+    """The error-stream record of a row refused because ``err`` was raised evaluating it."""
+    return OperatorError(step, err.kind.name, err.describe(), rowtime, rowtime, row_json(fields, row),
+                         level="ERROR", sqlstate=err.kind.sqlstate, channel=channel)
+
+
+#: refused rows an operator keeps until its host takes them (older ones are dropped)
+MAX_PENDING_ERRORS = 1000
+
+
+class Refusing:
+    """An operator that refuses rows (calculator errors): it keeps their records until the host
+    takes them after each event (``take_errors``)."""
+
+    def refuse(self, record: OperatorError) -> list:
+        errors = self.__dict__.setdefault("errors", [])
+        errors.append(record)
+        if len(errors) > MAX_PENDING_ERRORS:
+            del errors[0]
+        return []
+
+    def take_errors(self) -> list:
+        out = self.__dict__.get("errors") or []
+        self.errors = []
+        return out
+
+
+class Rejected(tuple):
+    """A row that failed in a WHERE or projection moved below a UNION ALL (``defer_errors``):
+    it goes through the merge like a row and becomes its ``error`` where the merge releases it."""
+    error: OperatorError
+
+    @staticmethod
+    def of(row: tuple, error: OperatorError) -> "Rejected":
+        r = Rejected(row)
+        r.error = error
+        return r
 
 
 

@@ -6,6 +6,9 @@ intervals overlap; the pair is stamped ``max(r_0 - f_0, r_1 - f_1)``. A row of a
 that never matched is unmatched once the other side's clock minus its ``f`` passes ``r + p_i``;
 it is stamped ``r + p_i``. A row is kept only while some future row of the other side could
 still overlap it, which (rows arriving in rowtime order) makes each side's memory a queue.
+
+A row whose join keys, or whose condition with one of the partners it meets, cannot be computed
+is refused (SEMANTICS.md 1): it joins nothing, is not kept and is never released unmatched.
 """
 from __future__ import annotations
 
@@ -14,11 +17,22 @@ from collections import deque
 import numpy as np
 
 from .. import time as T
+from ..errors import SqlError
 from ..expr import compile_expr
+from ..functions import CalcError
 from ..plan import Join, JoinWindow
-from .base import INF, Candidate, Operator, encode_ints
+from .base import INF, Candidate, Operator, Refusing, calc_error, encode_ints
 from .describe import (STATE_LIMIT, JoinSide, JoinState, KeptRowCouldMatch, LaterRowCouldBeUnmatched,
                        LaterRowsCouldMatch, UnmatchedRowReleased, least, merged_items)
+
+
+class _Refusing(Refusing):
+    """Rows refused for calculator errors, with the fields of the side they came on."""
+
+    def _refuse(self, err: CalcError, seq: int, rowtime: int, ch: int, row: tuple) -> list:
+        node = self.node
+        left = ch == 0 if getattr(self, "side", None) is None else self.side == 0
+        return self.refuse(calc_error(err, seq, rowtime, node.left.fields if left else node.right.fields, row, ch))
 
 
 class _Kept:
@@ -28,7 +42,7 @@ class _Kept:
         self.r, self.arrival, self.row, self.key, self.matched = r, arrival, row, key, False
 
 
-class JoinOp(Operator):
+class JoinOp(_Refusing, Operator):
     """Stream-stream window join. Inputs: 0 = left, 1 = right."""
 
     n_inputs = 2
@@ -62,7 +76,10 @@ class JoinOp(Operator):
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
         i, j = ch, 1 - ch
-        key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
+        try:
+            key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
+        except CalcError as err:
+            return self._refuse(err, seq, rowtime, ch, row)
         out = []
         me = _Kept(rowtime, arrival, row, key)
         if None in key:
@@ -72,13 +89,20 @@ class JoinOp(Operator):
                 self.nulls[i].append(me)
                 self.unmatched[i].append(me)
             return out
+        partners = []
         for other in self.by_key[j].get(key, ()):
             if not self._overlap(i, rowtime, j, other.r):
                 continue
             l, r = (me, other) if i == 0 else (other, me)
             if self.residual_fn is not None:
-                if self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r)) is not True:
+                try:
+                    ok = self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r))
+                except CalcError as err:      # with any partner: the row joins nothing
+                    return self._refuse(err, seq, rowtime, ch, row)
+                if ok is not True:
                     continue
+            partners.append((other, l, r))
+        for other, l, r in partners:
             me.matched = True
             other.matched = True
             stamp = max(l.r - self.f[0], r.r - self.f[1])
@@ -211,7 +235,7 @@ class JoinOp(Operator):
         return sum(len(self.kept[i]) + len(self.nulls[i]) for i in (0, 1))
 
 
-class LookupJoinOp(Operator):
+class LookupJoinOp(_Refusing, Operator):
     """A stream joined with a table: each stream row looks the table up when it arrives and is
     released at once, stamped with its own rowtime (LEFT: unmatched rows too, with NULLs)."""
 
@@ -233,11 +257,22 @@ class LookupJoinOp(Operator):
         self.residual_fn = compile_expr(self.node.residual) if self.node.residual is not None else None
         self.index = {}
         for r in self.rows:
-            k = tuple(f(r, (0,)) for f in table_key)
+            try:
+                k = tuple(f(r, (0,)) for f in table_key)
+            except CalcError as err:
+                table = (self.node.right if self.side == 0 else self.node.left)
+                raise SqlError(f"The join key of table {getattr(table, 'table', '')} row {r!r} cannot be "
+                               f"computed: {err.describe()}") from None
             if None not in k:
                 self.index.setdefault(k, []).append(r)
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        try:
+            return self._lookup(seq, rowtime, row, arrival)
+        except CalcError as err:
+            return self._refuse(err, seq, rowtime, ch, row)
+
+    def _lookup(self, seq, rowtime, row, arrival):
         key = tuple(f(row, (rowtime,)) for f in self.stream_key)
         out = []
         n = 0

@@ -34,9 +34,11 @@ import numpy as np
 
 from .. import time as T
 from ..expr import compile_expr
+from ..functions import CalcError
 from ..plan import Sort, SortKey
 from ..types import dumps_row, to_json_value
-from .base import INF, Candidate, Operator, OperatorError, encode_ints, encode_value
+from .base import (INF, MAX_PENDING_ERRORS, Candidate, Operator, OperatorError, Refusing, calc_error, encode_ints,
+                   encode_value)
 from .describe import (PARTITION_LIMIT, STATE_LIMIT, OrderByHolds, SortGroup, SortState, TSortNoRowYet, TSortState,
                        TSortWithin, least, merged_items, total)
 from .timekey import try_time_key
@@ -59,7 +61,7 @@ def encode_sort_value(v, k: SortKey) -> bytes:
 
 # --------------------------------------------------------------------------- ORDER BY
 
-class SortOp(Operator):
+class SortOp(Refusing, Operator):
     """Streaming ORDER BY. State: buffered rows per leading-key period, ``[(rowtime, sort key,
     row)]``; groups are keyed by their period's end (or by the encoded leading value when the
     periods are unknown)."""
@@ -89,13 +91,17 @@ class SortOp(Operator):
             # rows arrive in leading-key order already; equal values keep arrival order
             return [Candidate(rowtime, arrival, row)]
         rts = (rowtime,)
-        key = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
+        try:
+            key = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
+            lead = None if self.time_key is not None else self.lead_fn(row, rts)
+        except CalcError as err:
+            return self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
         out: list[Candidate] = []
         if self.time_key is not None:
             gid = self.time_key.period_end(rowtime)
             self.min_end = min(self.min_end, gid)
         else:
-            gid = encode_value(self.lead_fn(row, rts))
+            gid = encode_value(lead)
             # a later leading value completes every earlier one
             for g in sorted(x for x in self.groups if x < gid):
                 out += self._release(g)
@@ -128,6 +134,7 @@ class SortOp(Operator):
 
     def wakeups(self):
         return (self.min_end if self.time_key is not None else INF,)
+
 
     # ------------------------------------------------------------------ bound
 
@@ -165,10 +172,6 @@ class SortOp(Operator):
 
 # --------------------------------------------------------------------------- T-sort
 
-#: Undrained side-channel errors kept by a T-sort (older ones are counted, not kept).
-MAX_PENDING_ERRORS = 1000
-
-
 class TSortOp(Operator):
     """``ORDER BY ts WITHIN n``: reorders rows by ``ts`` within ``n`` of the highest ``ts`` seen."""
 
@@ -197,7 +200,10 @@ class TSortOp(Operator):
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
         rts = (rowtime,)
-        ts = self.ts_fn(row, rts)
+        try:
+            ts = self.ts_fn(row, rts)
+        except CalcError as err:
+            return self._refuse(err, seq, rowtime, row, ch)
         if ts is None:
             self.null_count += 1
             return []
@@ -205,11 +211,21 @@ class TSortOp(Operator):
         if ts < self.bound:
             self._late(seq, ts, row)
             return []
+        try:
+            keys = [f(row, rts) for f in self.key_fns]
+        except CalcError as err:
+            return self._refuse(err, seq, rowtime, row, ch)
         if self.max_ts is None or ts > self.max_ts:
             self.max_ts = ts
             self.bound = max(self.bound, ts - self.within)
-        tie = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
+        tie = b"".join(encode_sort_value(v, k) for v, k in zip(keys, self.rest)) + arrival
         return [Candidate(ts, tie, row)]
+
+    def _refuse(self, err: CalcError, seq: int, rowtime: int, row: tuple, ch: int) -> list:
+        self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+        if len(self.errors) > MAX_PENDING_ERRORS:
+            del self.errors[0]
+        return []
 
     def _late(self, seq: int, ts: int, row: tuple) -> None:
         self.late_count += 1

@@ -7,19 +7,39 @@ sequence whose two ends only move forward. Aggregates are kept incrementally ove
 (sums and counts add and subtract; MIN/MAX and FIRST/LAST_VALUE keep monotonic queues), and a
 row that left every frame is dropped. RANGE frames include both ends; the frame of a row holds
 its peers that arrived earlier, not those arriving later.
+
+A row is refused (SEMANTICS.md 1) when its partition keys or arguments cannot be computed, or
+when a SUM or AVG over its frame would leave the result type's range: it produces no output and
+enters no frame. Everything is evaluated, and the new frames' sums checked, before any state
+changes.
 """
 from __future__ import annotations
 
+import decimal
 import heapq
+import math
 from collections import deque
 
 
 from ..expr import compile_expr
+from ..functions import CalcError
+from ..functions.errors import operand_name, show_value
 from ..plan import Window, WindowSpec
-from .aggregate import _avg, _fit
-from .base import INF, Candidate, Operator, encode_key
+from ..functions.spec import out_of_range
+from .aggregate import Acc, _avg, _fit
+from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 from .describe import PARTITION_LIMIT, OverPartition, WindowState, merged_items
 from .timekey import TimeKey, try_time_key
+
+_CTX = decimal.Context(prec=80)
+
+
+def _plus(a, b):
+    return _CTX.add(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a + b
+
+
+def _minus(a, b):
+    return _CTX.subtract(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a - b
 
 
 class _Run:
@@ -67,7 +87,7 @@ class _SlidingAcc:
             return
         self.nn += 1
         if "sum" in need:
-            self.sum = v if self.sum is None else self.sum + v
+            self.sum = v if self.sum is None else _plus(self.sum, v)
         if "min" in need:
             while self.minq and self.minq[-1][1] > v:
                 self.minq.pop()
@@ -86,7 +106,7 @@ class _SlidingAcc:
             return
         self.nn -= 1
         if "sum" in need:
-            self.sum = None if self.nn == 0 else self.sum - v
+            self.sum = None if self.nn == 0 else _minus(self.sum, v)
         if self.minq and self.minq[0][0] == g:
             self.minq.popleft()
         if self.maxq and self.maxq[0][0] == g:
@@ -126,7 +146,7 @@ class _Group:
         return lim + 1 if self.order_key is None else self.order_key.period_end(lim)
 
 
-class WindowOp(Operator):
+class WindowOp(Refusing, Operator):
     n_inputs = 1
     _transient = ("part_fns", "arg_fns")
 
@@ -148,6 +168,9 @@ class WindowOp(Operator):
             self.needs.append(n)
         self.next_wake = INF
         self.serial = 0
+        # SUM/AVG calls whose frame sums are worked out (and checked) before a row is taken
+        self.checked = [c.agg.fn in ("SUM", "AVG") and c.agg.arg is not None and not c.agg.distinct
+                        and not (c.agg.fn == "AVG" and c.agg.arg.type.is_integer) for c in node.calls]
         self._compile()
 
     def _compile(self):
@@ -157,27 +180,97 @@ class WindowOp(Operator):
     # ------------------------------------------------------------------ rows
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+        try:
+            return self._on_row(rowtime, row, arrival)
+        except CalcError as err:
+            return self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+
+    def _on_row(self, rowtime, row, arrival):
         rts = (rowtime,)
+        # partition keys, then arguments, left to right: nothing has changed if one fails
+        parts = [tuple(f(row, rts) for f in fns) for fns in self.part_fns]
+        argv = [None if f is None else f(row, rts) for f in self.arg_fns]
+        # every frame with the row in it, its sums checked before anything is kept
+        placed = []
+        checked = getattr(self, "checked", None) or [False] * len(self.node.calls)
+        try:
+            for gi, g in enumerate(self.groups):
+                run = g.runs.get(parts[gi])
+                new = run is None
+                if new:
+                    run = _Run(len(g.calls), 0)
+                o = g.order_of(rowtime)
+                run.o.append(o)
+                run.vals.append(tuple(argv[c] for c in g.calls))
+                lo, hi = self._bounds(g, run, run.end - 1, o)
+                entry = [g, parts[gi], run, new, lo, hi, {}]
+                placed.append(entry)
+                entry[6] = {k: self._frame_sum(c, run, k, lo, hi) for k, c in enumerate(g.calls)
+                            if checked[c] or self.node.calls[c].agg.distinct}
+        except CalcError:
+            for _g, _part, run, *_rest in placed:
+                run.o.pop()
+                run.vals.pop()
+            raise
         results = [None] * len(self.node.calls)
-        for gi, g in enumerate(self.groups):
-            part = tuple(f(row, rts) for f in self.part_fns[gi])
-            run = g.runs.get(part)
-            if run is None:
+        for g, part, run, new, lo, hi, sums in placed:
+            if new:
                 self.serial += 1
-                run = g.runs[part] = _Run(len(g.calls), self.serial)
+                run.serial = self.serial
+                g.runs[part] = run
                 self._schedule(g, part, run, rowtime)
-            o = g.order_of(rowtime)
-            args = tuple(None if self.arg_fns[c] is None else self.arg_fns[c](row, rts) for c in g.calls)
-            run.o.append(o)
-            run.vals.append(args)
-            i = run.end - 1
-            self._frame(g, run, i, o)
+            self._frame(g, run, lo, hi, {k: v for k, v in sums.items() if checked[g.calls[k]]})
             for k, c in enumerate(g.calls):
                 results[c] = self._value(c, run, k)
             self._trim(g, run)
         return [Candidate(rowtime, arrival, tuple(row) + tuple(results))]
 
-    def _frame(self, g: _Group, run: _Run, i: int, o):
+    def _frame_sum(self, c: int, run: _Run, k: int, lo: int, hi: int):
+        """The sum SUM/AVG call ``c`` will have over the frame ``[lo, hi]``, taken exactly as
+        :meth:`_frame` would (so floats round the same way); raises where it cannot be computed."""
+        call = self.node.calls[c]
+        fn, t = call.agg.fn, call.agg.type
+        if call.agg.distinct:
+            vals = list(dict.fromkeys(v for g in range(max(lo, run.base), hi + 1)
+                                      if (v := run.row(g)[k]) is not None))
+            s, nn = None, len(vals)
+            for v in vals:
+                s = v if s is None else _plus(s, v)
+        else:
+            a = run.acc[k]
+            s, nn = a.sum, a.nn
+            h = run.hi
+            while h < hi:
+                h += 1
+                if h >= run.lo and (v := run.row(h)[k]) is not None:
+                    nn += 1
+                    s = v if s is None else _plus(s, v)
+            low = run.lo
+            while low < lo:
+                if low <= h and (v := run.row(low)[k]) is not None:
+                    nn -= 1
+                    s = None if nn == 0 else _minus(s, v)
+                low += 1
+        if nn == 0 or s is None or fn not in ("SUM", "AVG"):
+            return s
+        bad = isinstance(s, float) and math.isinf(s)
+        if not bad:
+            try:
+                _fit(s, t) if fn == "SUM" else _avg(s, nn, t)
+            except CalcError:
+                bad = True
+        if bad:
+            err = out_of_range(t)
+            err.text = Acc(call.agg).text + " OVER (...)"
+            v = run.row(run.end - 1)[k]
+            arg_t = call.agg.arg.type if call.agg.arg is not None else None
+            err.operand_text = (f"{operand_name(call.agg.arg) or 'the value'} = {show_value(v, arg_t)}, "
+                                f"the frame's sum would be {show_value(s, t)}")
+            raise err
+        return s
+
+    def _bounds(self, g: _Group, run: _Run, i: int, o) -> tuple[int, int]:
+        """The frame ``[lo, hi]`` (global indices) of row ``i`` with order value ``o``."""
         s = g.spec
         if s.mode == "ROWS":
             hi = i - s.upper
@@ -192,7 +285,13 @@ class WindowOp(Operator):
                 start = o - s.lower
                 while lo <= i and lo < run.end and run.order(lo) < start:
                     lo += 1
-        lo = max(lo, run.lo)
+        return max(lo, run.lo), hi
+
+    def _frame(self, g: _Group, run: _Run, lo: int, hi: int, sums: dict):
+        """Move the frame to ``[lo, hi]``; the SUM/AVG calls in ``sums`` (by position in the
+        group) take their already worked-out sums instead of adding and subtracting."""
+        s = g.spec
+        needs = [self.needs[c] - {"sum"} if k in sums else self.needs[c] for k, c in enumerate(g.calls)]
         # advance the frame's ends, adding rows that enter and removing rows that leave
         while run.hi < hi:
             run.hi += 1
@@ -200,7 +299,7 @@ class WindowOp(Operator):
                 vals = run.row(run.hi)
                 for k, c in enumerate(g.calls):
                     a = run.acc[k]
-                    a.add(run.hi, vals[k], self.needs[c])
+                    a.add(run.hi, vals[k], needs[k])
                     if s.lower is None:  # the frame never loses rows: only the best one matters
                         for q in (a.minq, a.maxq, a.firstq):
                             while len(q) > 1:
@@ -209,8 +308,10 @@ class WindowOp(Operator):
             if run.lo <= run.hi:
                 vals = run.row(run.lo)
                 for k, c in enumerate(g.calls):
-                    run.acc[k].remove(run.lo, vals[k], self.needs[c])
+                    run.acc[k].remove(run.lo, vals[k], needs[k])
             run.lo += 1
+        for k, total in sums.items():
+            run.acc[k].sum = total
 
     def _value(self, c: int, run: _Run, k: int):
         call = self.node.calls[c]
@@ -223,10 +324,13 @@ class WindowOp(Operator):
                 return len(vals)
             if not vals:
                 return None
+            total = vals[0]
+            for v in vals[1:]:
+                total = _plus(total, v)
             if fn == "SUM":
-                return _fit(sum(vals[1:], vals[0]), t)
+                return _fit(total, t)
             if fn == "AVG":
-                return _avg(sum(vals[1:], vals[0]), len(vals), t)
+                return _avg(total, len(vals), t)
             return {"MIN": min, "MAX": max}.get(fn, lambda v: v[0] if fn == "FIRST_VALUE" else v[-1])(vals)
         if fn == "COUNT":
             return a.n if call.agg.arg is None else a.nn

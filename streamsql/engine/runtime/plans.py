@@ -81,6 +81,9 @@ def is_shift(e) -> bool:
 
 
 def normalize(node: Node) -> Node:
+    """The plan both runtimes run. A WHERE or projection moved below a UNION ALL keeps where the
+    query placed it for calculator errors: it is marked ``defer_errors``, so that a row it fails
+    on still goes through the merge and fails when the merge releases it."""
     if isinstance(node, Union):
         ins = []
         for i in node.inputs_:
@@ -90,7 +93,7 @@ def normalize(node: Node) -> Node:
     if isinstance(node, (Filter, Project)):
         child = normalize(node.input)
         if isinstance(child, Union) and (isinstance(node, Filter) or is_shift(node.rowtime)):
-            return Union([normalize(_with_input(node, i)) for i in child.inputs_], node.fields)
+            return Union([normalize(_with_input(node, i, defer=True)) for i in child.inputs_], node.fields)
         return _with_input(node, child)
     for attr in ("input", "left", "right"):
         if hasattr(node, attr) and getattr(node, attr).is_stream:
@@ -98,10 +101,39 @@ def normalize(node: Node) -> Node:
     return node
 
 
-def _with_input(node, child):
+def _with_input(node, child, defer: bool = False):
+    defer = defer or node.defer_errors
     if isinstance(node, Filter):
-        return Filter(child, node.cond, node.fields)
-    return Project(child, node.exprs, node.fields, node.rowtime)
+        return Filter(child, node.cond, node.fields, defer_errors=defer)
+    return Project(child, node.exprs, node.fields, node.rowtime, rowtime_at=node.rowtime_at, defer_errors=defer)
+
+
+def origin_stream(node: Node) -> str:
+    """The named stream a node's rows come from, as error records name it: through row-by-row
+    nodes to the stream, past a merge or an operator to its first input's."""
+    while not isinstance(node, StreamScan):
+        node = node.input if isinstance(node, (Filter, Project)) else (
+            node.inputs_[0] if isinstance(node, Union) else stream_inputs(node)[0])
+    return node.stream
+
+
+def post_order(root: Node) -> dict[int, int]:
+    """``id(node) -> position`` of every node of a normalized plan, inputs first (a stream-table
+    join's table is not a node). Both runtimes list a step's operator errors in this order."""
+    out: dict[int, int] = {}
+
+    def walk(n: Node) -> None:
+        if isinstance(n, (Filter, Project)):
+            walk(n.input)
+        elif isinstance(n, Union):
+            for i in n.inputs_:
+                walk(i)
+        elif not isinstance(n, StreamScan):
+            for i in stream_inputs(n):
+                walk(i)
+        out[id(n)] = len(out)
+    walk(root)
+    return out
 
 
 # --------------------------------------------------------------------------- stages

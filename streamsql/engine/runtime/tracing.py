@@ -179,6 +179,11 @@ class TraceHistory:
     def clear(self) -> None:
         self._items.clear()
 
+    def drop_after(self, step: int) -> None:
+        """Forget the records of steps after ``step`` (an append that was undone)."""
+        while self._items and self._items[-1].step > step:
+            self._items.pop()
+
     def __len__(self) -> int:
         return len(self._items)
 

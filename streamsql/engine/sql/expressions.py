@@ -15,9 +15,10 @@ from typing import Any
 from sqlglot import exp
 
 from .. import time as T
-from ..expr import CONSTANT, Call, Col, Expr, FUNCTIONS, Lit, Rowtime, compile_expr, monotonicity
+from .. import functions as F
+from ..expr import CONSTANT, CalcError, Call, Col, Expr, FUNCTIONS, Lit, Rowtime, compile_expr, monotonicity
 from ..types import (BIGINT, BOOLEAN, DOUBLE, INTEGER, INTERVAL, NULLTYPE, TIMESTAMP, SqlType,
-                     arithmetic_type, common_type, decimal_type, parse_type_name)
+                     common_type, decimal_type, parse_type_name)
 from . import nodes as N
 from .names import Scope
 from .source import Source, start_of
@@ -79,14 +80,32 @@ def is_constant(e: Expr) -> bool:
     return monotonicity(e) == CONSTANT
 
 
-def constant_value(e: Expr):
-    """The value of a constant expression (folded with the engine's own evaluator)."""
-    return compile_expr(e)((), ())
+def constant_value(e: Expr, source: Source | None = None, at=None):
+    """The value of a constant expression (folded with the engine's own evaluator); a
+    calculator error in it is an error of the statement (at ``at``)."""
+    try:
+        return compile_expr(e)((), ())
+    except CalcError as err:
+        if source is None:
+            raise
+        raise source.error(sentence(err.describe()), at) from None
 
 
 def call(fn: str, args, type_: SqlType, arg=None) -> Call:
     assert fn in FUNCTIONS, fn
     return Call(fn, tuple(args), type_, arg)
+
+
+def result_type(fn: str, args, arg=None) -> SqlType | None:
+    """The type of ``fn(args)`` by the function table's rule (None: the arguments do not fit)."""
+    return F.get(fn).type([a.type for a in args], arg)
+
+
+def typed(fn: str, args, arg=None) -> Call:
+    """``fn(args)`` typed by the function table, for arguments already checked."""
+    t = result_type(fn, args, arg)
+    assert t is not None, (fn, [str(a.type) for a in args])
+    return call(fn, args, t, arg)
 
 
 def cast(e: Expr, t: SqlType) -> Expr:
@@ -170,7 +189,7 @@ def translate(node: exp.Expr, ctx: Ctx) -> Expr:
     if ctx.grouping is not None:
         hit = ctx.grouping.substitute(node, ctx)
         if hit is not None:
-            return hit
+            return written(hit, node, ctx)
     handler = _HANDLERS.get(type(node))
     if handler is None:
         for klass, h in _HANDLERS.items():
@@ -183,7 +202,14 @@ def translate(node: exp.Expr, ctx: Ctx) -> Expr:
         if isinstance(node, exp.Func):
             raise ctx.source.error(f"Unsupported function {func_name(node, ctx.source)}", node)
         raise ctx.source.error(f"Unsupported expression '{ctx.source.snippet(node)}'", node)
-    return handler(node, ctx)
+    return written(handler(node, ctx), node, ctx)
+
+
+def written(e: Expr, node: exp.Expr, ctx: Ctx) -> Expr:
+    """``e`` remembering the text it was written as (calculator errors quote it)."""
+    if isinstance(e, (Col, Call)) and e.text is None:
+        return replace(e, text=ctx.source.snippet(node))
+    return e
 
 
 def func_name(node: exp.Expr, source: Source) -> str:
@@ -227,10 +253,11 @@ def _paren(node, ctx):
 def _neg(node, ctx):
     e = translate(node.this, ctx)
     if isinstance(e, Lit) and e.value is not None and (e.type.is_numeric or e.type.name == "INTERVAL"):
-        return Lit(-e.value, e.type)
-    if not (e.type.is_numeric or e.type.name in ("INTERVAL", "NULL")):
+        return Lit(e.value.copy_negate() if isinstance(e.value, decimal.Decimal) else -e.value, e.type)
+    t = result_type("NEG", [e])
+    if t is None:
         raise cannot_apply(ctx.source, "-", [e.type], node)
-    return call("NEG", (e,), e.type)
+    return call("NEG", (e,), t)
 
 
 _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
@@ -239,7 +266,7 @@ _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 def _arith(node, ctx):
     op = _ARITH[type(node)]
     a, b = translate(node.this, ctx), translate(node.expression, ctx)
-    t = arithmetic_type(op, a.type, b.type)
+    t = result_type(op, [a, b])
     if t is None:
         shown = "MOD" if op == "%" and ctx.source.operator_text(node, "%") != "%" else op
         raise cannot_apply(ctx.source, shown, [a.type, b.type], _op_at(node, ctx))
@@ -266,9 +293,10 @@ def compare(op: str, a: Expr, b: Expr, ctx: Ctx, at, shown: str | None = None,
         b = as_timestamp(b, ctx.source, b_at if b_at is not None else at)
     if b.type.name == "TIMESTAMP":
         a = as_timestamp(a, ctx.source, a_at if a_at is not None else at)
-    if not comparable(a.type, b.type):
+    t = result_type(op, [a, b])
+    if t is None:
         raise cannot_apply(ctx.source, shown or op, [a.type, b.type], at)
-    return call(op, (a, b), BOOLEAN.with_nullable(any_nullable(a, b)))
+    return call(op, (a, b), t)
 
 
 def _compare(node, ctx):
@@ -287,9 +315,10 @@ def require_boolean(e: Expr, source: Source, what: str, at) -> Expr:
 def _logic(node, ctx):
     op = "AND" if isinstance(node, exp.And) else "OR"
     a, b = translate(node.this, ctx), translate(node.expression, ctx)
-    if any(x.type.name not in ("BOOLEAN", "NULL") for x in (a, b)):
+    t = result_type(op, [a, b])
+    if t is None:
         raise cannot_apply(ctx.source, op, [a.type, b.type], _op_at(node, ctx))
-    return call(op, (a, b), BOOLEAN.with_nullable(any_nullable(a, b)))
+    return call(op, (a, b), t)
 
 
 def _not(node, ctx):
@@ -299,9 +328,10 @@ def _not(node, ctx):
     if isinstance(inner, exp.Is) and isinstance(inner.expression, (exp.Boolean, exp.Null)):
         return _is(inner, ctx, negate=True)
     e = translate(node.this, ctx)
-    if e.type.name not in ("BOOLEAN", "NULL"):
+    t = result_type("NOT", [e])
+    if t is None:
         raise cannot_apply(ctx.source, "NOT", [e.type], node)
-    return call("NOT", (e,), BOOLEAN.with_nullable(e.type.nullable))
+    return call("NOT", (e,), t)
 
 
 def _is(node, ctx, negate: bool = False):
@@ -309,13 +339,13 @@ def _is(node, ctx, negate: bool = False):
     target = node.expression
     negate = negate != bool(node.args.get("negate"))
     if isinstance(target, exp.Null):
-        return call("IS_NOT_NULL" if negate else "IS_NULL", (e,), BOOLEAN.with_nullable(False))
+        return typed("IS_NOT_NULL" if negate else "IS_NULL", (e,))
     if isinstance(target, exp.Boolean):
         if e.type.name not in ("BOOLEAN", "NULL"):
             raise cannot_apply(ctx.source, "IS " + ("NOT " if negate else "") + ("TRUE" if target.this else "FALSE"),
                                [e.type], _op_at(node, ctx))
         fn = ("IS_NOT_" if negate else "IS_") + ("TRUE" if target.this else "FALSE")
-        return call(fn, (e,), BOOLEAN.with_nullable(False))
+        return typed(fn, (e,))
     raise ctx.source.error(f"Unsupported IS predicate '{ctx.source.snippet(node)}'", node)
 
 
@@ -327,7 +357,7 @@ def _between(node, ctx):
     at = _op_at(node, ctx)
     a = compare(">=", x, lo, ctx, at, "BETWEEN", node.this, node.args["low"])
     b = compare("<=", x, hi, ctx, at, "BETWEEN", node.this, node.args["high"])
-    return call("AND", (a, b), BOOLEAN.with_nullable(any_nullable(a, b)))
+    return typed("AND", (a, b))
 
 
 def _in(node, ctx):
@@ -344,7 +374,7 @@ def _in(node, ctx):
         if not comparable(x.type, e.type):
             raise cannot_apply(ctx.source, "IN", [x.type, e.type], at)
         values.append(e)
-    return call("IN", (x, *values), BOOLEAN.with_nullable(any_nullable(x, *values)))
+    return typed("IN", (x, *values))
 
 
 def _like(node, ctx, escape: exp.Expr | None = None):
@@ -361,9 +391,9 @@ def _like(node, ctx, escape: exp.Expr | None = None):
         if not (isinstance(lit, Lit) and isinstance(lit.value, str) and len(lit.value) == 1):
             raise ctx.source.error("ESCAPE must be a string literal of one character", escape)
         esc = lit.value
-    e = call("LIKE", (a, p), BOOLEAN.with_nullable(any_nullable(a, p)), esc)
+    e = typed("LIKE", (a, p), esc)
     if node.args.get("negate"):
-        e = call("NOT", (e,), e.type)
+        e = typed("NOT", (e,))
     return e
 
 
@@ -409,7 +439,7 @@ def _case(node, ctx):
     for c, v in zip(conds, unified):
         args += [c, v]
     args.append(unified[-1])
-    return call("CASE", args, t)
+    return typed("CASE", args)
 
 
 def _cast(node, ctx):
@@ -424,7 +454,7 @@ def _cast(node, ctx):
     if e.type.name == "INTERVAL" and not target.is_string:
         raise ctx.source.error(f"Cannot cast INTERVAL to {tname(target)}", node)
     t = target.with_nullable(e.type.nullable)
-    return call("CAST", (e,), t, t)
+    return call("CAST", (e,), result_type("CAST", [e], t), t)
 
 
 def _timestamp_literal(node, ctx):
@@ -468,9 +498,7 @@ def _dpipe(node, ctx):
             e = call("CAST", (e,), SqlType("VARCHAR", nullable=e.type.nullable),
                      SqlType("VARCHAR", nullable=e.type.nullable))
         parts.append(e)
-    a, b = parts
-    p = a.type.precision + b.type.precision if a.type.precision is not None and b.type.precision is not None else None
-    return call("||", (a, b), SqlType("VARCHAR", p, None, any_nullable(a, b)))
+    return typed("||", parts)
 
 
 def _floor_ceil(node, ctx):
@@ -485,15 +513,13 @@ def _floor_ceil(node, ctx):
             unit = T.unit_name(to.name)
         except T.TimeFormatError as e:
             raise ctx.source.error(sentence(str(e)), to) from None
-        if x.type.name not in ("TIMESTAMP", "NULL"):
+        fn = "FLOOR_TO" if floor else "CEIL_TO"
+        if result_type(fn, [x], unit) is None:
             raise cannot_apply(ctx.source, f"{name} ... TO {unit}", [x.type], node)
-        return call("FLOOR_TO" if floor else "CEIL_TO", (x,), TIMESTAMP.with_nullable(x.type.nullable), unit)
-    if not x.type.is_numeric:
+        return typed(fn, (x,), unit)
+    if result_type(name, [x]) is None:
         raise cannot_apply(ctx.source, func_name(node, ctx.source), [x.type], node)
-    t = x.type
-    if t.name == "DECIMAL":
-        t = decimal_type(min(38, t.precision - t.scale + 1), 0, t.nullable)
-    return call(name, (x,), t)
+    return typed(name, (x,))
 
 
 def _step(node, ctx):
@@ -503,10 +529,10 @@ def _step(node, ctx):
         raise cannot_apply(ctx.source, "STEP", [x.type, iv.type], node)
     if not is_constant(iv):
         raise ctx.source.error("STEP needs a constant interval", node.expression)
-    value = constant_value(iv)
+    value = constant_value(iv, ctx.source, node.expression)
     if not value.is_fixed or value.millis <= 0:
         raise ctx.source.error("STEP needs a positive day-time interval (not months or years)", node.expression)
-    return call("STEP", (x,), TIMESTAMP.with_nullable(x.type.nullable), value)
+    return typed("STEP", (x,), value)
 
 
 def _need(ctx, node, kind: str, *es: Expr):
@@ -517,12 +543,11 @@ def _need(ctx, node, kind: str, *es: Expr):
             raise cannot_apply(ctx.source, func_name(node, ctx.source), [x.type for x in es], node)
 
 
-def _unary_fn(fn: str, kind: str, result=None):
+def _unary_fn(fn: str, kind: str):
     def handler(node, ctx):
         x = translate(node.this, ctx)
         _need(ctx, node, kind, x)
-        t = result.with_nullable(x.type.nullable) if result is not None else x.type
-        return call(fn, (x,), t)
+        return typed(fn, (x,))
     return handler
 
 
@@ -533,7 +558,7 @@ def _substring(node, ctx):
     args = [s] + [translate(a, ctx) for a in (start, length) if a is not None]
     _need(ctx, node, "string", s)
     _need(ctx, node, "integer", *args[1:])
-    return call("SUBSTRING", args, SqlType("VARCHAR", s.type.precision, None, any_nullable(*args)))
+    return typed("SUBSTRING", args)
 
 
 def _trim(node, ctx):
@@ -545,7 +570,7 @@ def _trim(node, ctx):
     _need(ctx, node, "string", *args)
     mode = node.args.get("position")
     mode = (mode.name if isinstance(mode, exp.Expr) else str(mode)).upper() if mode else "BOTH"
-    return call("TRIM", args, SqlType("VARCHAR", s.type.precision, None, any_nullable(*args)), mode)
+    return typed("TRIM", args, mode)
 
 
 def _position(node, ctx):
@@ -553,7 +578,7 @@ def _position(node, ctx):
         raise ctx.source.error("POSITION takes two arguments: POSITION(a IN b)", node)
     sub, s = translate(node.args["substr"], ctx), translate(node.this, ctx)
     _need(ctx, node, "string", sub, s)
-    return call("POSITION", (sub, s), INTEGER.with_nullable(any_nullable(sub, s)))
+    return typed("POSITION", (sub, s))
 
 
 def _round(node, ctx):
@@ -564,7 +589,7 @@ def _round(node, ctx):
     _need(ctx, node, "numeric", x)
     if len(args) > 1:
         _need(ctx, node, "integer", args[1])
-    return call("ROUND", args, x.type.with_nullable(any_nullable(*args)))
+    return typed("ROUND", args)
 
 
 def _double_fn(fn: str):
@@ -573,20 +598,20 @@ def _double_fn(fn: str):
         if node.args.get("expression") is not None:
             args.append(translate(node.expression, ctx))
         _need(ctx, node, "numeric", *args)
-        return call(fn, args, DOUBLE.with_nullable(any_nullable(*args)))
+        return typed(fn, args)
     return handler
 
 
 def _coalesce(node, ctx):
     args = [translate(a, ctx) for a in [node.this, *node.expressions]]
-    unified, t = unify(args, ctx.source, "COALESCE", node)
-    return call("COALESCE", unified, t.with_nullable(all(e.type.nullable for e in args)))
+    unified, _t = unify(args, ctx.source, "COALESCE", node)
+    return typed("COALESCE", unified)
 
 
 def _nullif(node, ctx):
     a, b = translate(node.this, ctx), translate(node.expression, ctx)
     compare("=", a, b, ctx, node, "NULLIF")
-    return call("NULLIF", (a, b), a.type.with_nullable(True))
+    return typed("NULLIF", (a, b))
 
 
 def _aggregate(node, ctx):
@@ -639,7 +664,7 @@ _HANDLERS = {
     exp.Abs: _unary_fn("ABS", "numeric"),
     exp.Upper: _unary_fn("UPPER", "string"),
     exp.Lower: _unary_fn("LOWER", "string"),
-    exp.Length: _unary_fn("CHAR_LENGTH", "string", INTEGER),
+    exp.Length: _unary_fn("CHAR_LENGTH", "string"),
     exp.Substring: _substring,
     exp.Trim: _trim,
     exp.StrPosition: _position,

@@ -345,7 +345,8 @@ def _plan_plain(sel, env: Env, fr: FromResult, node: Node, items, named) -> Quer
         project = Project(node, exprs, fields, None, is_stream=True)
         return QueryResult(project, fields, True, True, rowtime_col, at, None)
 
-    project = Project(node, exprs, fields, rowtime_expr, is_stream=stream)
+    project = Project(node, exprs, fields, rowtime_expr, is_stream=stream,
+                      rowtime_at=rowtime_col if rowtime_col is not None else 0)
     root = _maybe_sort(order, project, fields, rowtime_col, fr.has_rowtime, stream, source, fallback)
     return QueryResult(root, fields, stream, fr.has_rowtime, rowtime_col, at,
                        None if stream else fr.origin)

@@ -16,12 +16,11 @@ def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, l
 def replayed(wb, q, head: int) -> LocalQuery:
     """A fresh local query for ``q`` that has processed the log up to ``head`` (nothing delivered;
     its trace cut back to ``head``)."""
-    lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks)
+    lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks, q.name)
     for seq, feed in read_feeds(wb, q.plan.streams, q.start_seq, head):
         if seq > q.start_seq:
             lq.process(seq, feed)
-    while q.trace and q.trace[-1]["step"] > head:
-        q.trace.pop()
+    q.trace.drop_after(head)
     return lq
 
 
@@ -49,7 +48,7 @@ class LocalRuntime(Runtime):
         self._pending: dict[str, list] = {}    # released batches waiting for the commit
 
     def start(self, q, resume: bool = False) -> None:
-        lq = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks)
+        lq = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks, q.name)
         q.handle = lq
         self.running[q.name] = (q, lq)
         if resume:

@@ -3,33 +3,48 @@
 It is the oracle the Spark runtime is checked against, so it stays literal: every node keeps its
 output clock, every stateful node applies the release rule of SEMANTICS.md section 3 after each
 event, and nothing is batched, bucketed or skipped.
+
+Rows an operator refuses (calculator errors, a T-sort's late rows) become error records at the
+step that brought the row to the operator (SEMANTICS.md 1 and 5); within a step they are listed
+operator by operator, inputs before the operators they feed (post-order), each in processing
+order. Every row carries the named stream it came from, which is the error's STREAM_NAME.
 """
 from __future__ import annotations
 
 import copy
 import heapq
+from dataclasses import replace
 from typing import Iterable
 
 from ... import time as T
 from ...catalog import LogEntry
 from ...log import ROW
-from ...operators.base import Candidate, Operator, encode_ints, release_arrival
+from ...functions import CalcError
+from ...operators.base import Candidate, Operator, Rejected, calc_error, encode_ints, release_arrival
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..records import OutputRow, ReleasedBatch
 from ..tracing import TRACE_HELD, StepTrace, operator_trace
 from ...operators.union import UnionOp
-from ..plans import make_operator, normalize, stream_inputs
+from ..plans import make_operator, normalize, post_order, stream_inputs
 
-Rows = list  # [(rowtime, arrival, row)]
+Rows = list  # [(rowtime, arrival, row, stream it came from)]
 
 
 class _Node:
     clock: int = T.NO_TIME
     name: str = ""
+    index: int = 0          # post-order position (inputs first): the order of its errors in a step
 
     def label(self) -> str:
         return self.name
+
+    def origin(self) -> str:
+        """The named stream rows of this node come from (the first input's, past a merge)."""
+        return self.name
+
+    def take_errors(self) -> list:
+        return []
 
     def step(self, seq: int, feed: dict[str, list[LogEntry]]) -> Rows:
         raise NotImplementedError
@@ -49,7 +64,7 @@ class _Scan(_Node):
         if not entries:
             return []
         self.clock = max(self.clock, entries[-1].clock)
-        return [(e.rowtime, encode_ints(seq, i), e.values) for i, e in enumerate(entries) if e.kind == ROW]
+        return [(e.rowtime, encode_ints(seq, i), e.values, self.stream) for i, e in enumerate(entries) if e.kind == ROW]
 
 
 class _RowFn(_Node):
@@ -57,15 +72,34 @@ class _RowFn(_Node):
         self.fn = RowFunction(node)
         self.child = child
         self.name = type(node).__name__.lower()
+        self.defer = node.defer_errors
+        self.errors: list = []
 
     def step(self, seq, feed):
         rows = self.child.step(seq, feed)
         self.clock = self.fn.map_bound(self.child.clock)
         out = []
-        for rt, arr, row in rows:
-            r = self.fn.apply(rt, row)
+        apply = self.fn.apply
+        for rt, arr, row, src in rows:
+            if isinstance(row, Rejected):          # failed below, fails where the merge releases it
+                out.append((rt, arr, row, src))
+                continue
+            try:
+                r = apply(rt, row)
+            except CalcError as err:
+                e = calc_error(err, seq, rt, self.fn.fields, row)
+                e.stream = src
+                if self.defer:
+                    out.append((rt, arr, Rejected.of(row, e), src))
+                else:
+                    self.errors.append(e)
+                continue
             if r is not None:
-                out.append((r[0], arr, r[1]))
+                out.append((r[0], arr, r[1], src))
+        return out
+
+    def take_errors(self) -> list:
+        out, self.errors = self.errors, []
         return out
 
     def trace(self):
@@ -73,6 +107,9 @@ class _RowFn(_Node):
 
     def label(self) -> str:
         return self.child.label()
+
+    def origin(self) -> str:
+        return self.child.origin()
 
 
 class _Host(_Node):
@@ -87,19 +124,37 @@ class _Host(_Node):
         self.future = T.NO_TIME
         self.clocks: list[int] = [T.NO_TIME] * len(children)
         self.errors: list = []
+        self.merge = isinstance(op, UnionOp)
+
+    def origin(self) -> str:
+        return self.children[0].origin() if self.children else self.name
+
+    def take_errors(self) -> list:
+        out, self.errors = self.errors, []
+        return out
 
     def step(self, seq, feed):
         inputs = [c.step(seq, feed) for c in self.children]
         clocks = [c.clock for c in self.children]
         self.clocks = clocks
         cands: list[Candidate] = []
-        for ch, rows in enumerate(inputs):
-            for rt, arr, row in rows:
-                cands += self.op.on_row(ch, seq, rt, row, clocks, arr)
-        cands += self.op.on_clocks(seq, clocks)
         take = getattr(self.op, "take_errors", None)
+        for ch, rows in enumerate(inputs):
+            for rt, arr, row, src in rows:
+                new = self.op.on_row(ch, seq, rt, row, clocks, arr)
+                if self.merge:
+                    for c in new:
+                        c.origin = src
+                cands += new
+                if take is not None:
+                    for e in take():
+                        e.stream = src
+                        self.errors.append(e)
+        cands += self.op.on_clocks(seq, clocks)
         if take is not None:
-            self.errors += take()
+            for e in take():
+                e.stream = self.children[e.channel].origin()
+                self.errors.append(e)
         self.pending += cands
         self.present = min(clocks)
         self.future = self.op.future_bound(clocks)
@@ -111,7 +166,14 @@ class _Host(_Node):
         out.sort(key=lambda c: (c.stamp, c.tie))
         held = min((c.stamp for c in keep), default=T.END_OF_TIME)
         self.clock = min(self.future, held)
-        return [(c.stamp, release_arrival(seq, c.stamp, c.tie), c.row) for c in out]
+        rows = []
+        mine = self.origin()
+        for c in out:
+            if isinstance(c.row, Rejected):        # a deferred failure, released by the merge now
+                self.errors.append(replace(c.row.error, step=seq))
+                continue
+            rows.append((c.stamp, release_arrival(seq, c.stamp, c.tie), c.row, getattr(c, "origin", mine)))
+        return rows
 
     def trace(self):
         names = [c.label() for c in self.children]
@@ -125,34 +187,36 @@ class _Host(_Node):
         return self.name
 
 
-def _build(node: Node, tables, clocks) -> _Node:
+def _build(node: Node, tables, clocks, nodes: list, order: dict) -> _Node:
     if isinstance(node, StreamScan):
-        return _Scan(node.stream, clocks.get(node.stream, T.NO_TIME))
-    if isinstance(node, (Filter, Project)):
-        return _RowFn(node, _build(node.input, tables, clocks))
-    if isinstance(node, Union):
-        return _Host(UnionOp(len(node.inputs_)), [_build(i, tables, clocks) for i in node.inputs_], "union")
-    op = make_operator(node, tables)
-    return _Host(op, [_build(i, tables, clocks) for i in stream_inputs(node)], type(node).__name__.lower())
+        n = _Scan(node.stream, clocks.get(node.stream, T.NO_TIME))
+    elif isinstance(node, (Filter, Project)):
+        n = _RowFn(node, _build(node.input, tables, clocks, nodes, order))
+    elif isinstance(node, Union):
+        n = _Host(UnionOp(len(node.inputs_)), [_build(i, tables, clocks, nodes, order) for i in node.inputs_],
+                  "union")
+    else:
+        op = make_operator(node, tables)
+        n = _Host(op, [_build(i, tables, clocks, nodes, order) for i in stream_inputs(node)],
+                  type(node).__name__.lower())
+    n.index = order[id(node)]
+    nodes.append(n)
+    return n
 
 
 class LocalQuery:
-    """A running query on the local runtime. Feed it the stream-log entries of each event."""
+    """A running query on the local runtime. Feed it the stream-log entries of each event.
+    ``name`` is the query's, which calculator error messages start with."""
 
-    def __init__(self, query: Query, tables=None, start_clocks: dict | None = None):
+    def __init__(self, query: Query, tables=None, start_clocks: dict | None = None, name: str = ""):
         self.query = query
-        self.root = _build(normalize(copy.deepcopy(query.root)), tables or {}, start_clocks or {})
+        self.name = name
+        self._nodes: list[_Node] = []
+        plan = normalize(copy.deepcopy(query.root))
+        self.root = _build(plan, tables or {}, start_clocks or {}, self._nodes, post_order(plan))
+        self._nodes.sort(key=lambda n: n.index)
         self.streams = set(query.streams)
-        self._hosts = []
-        todo = [self.root]
-        while todo:
-            n = todo.pop()
-            if isinstance(n, _Host):
-                self._hosts.append(n)
-                n.input_stream = n.children[0].label() if n.children else query.streams[0]
-                todo += n.children
-            elif isinstance(n, _RowFn):
-                todo.append(n.child)
+        self._hosts = [n for n in self._nodes if isinstance(n, _Host)]
 
     @property
     def output_bound(self) -> int:
@@ -163,16 +227,19 @@ class LocalQuery:
             return ReleasedBatch(seq, [], self.root.clock)
         rows = self.root.step(seq, feed)
         errors = []
-        for h in self._hosts:
-            if h.errors:
-                errors += [(h.input_stream, e) for e in h.errors]
-                h.errors = []
-        return ReleasedBatch(seq, [OutputRow(seq, rt, row) for rt, _arr, row in rows], self.root.clock, errors)
+        for n in self._nodes:                    # post-order: inputs before what they feed
+            for e in n.take_errors():
+                if e.is_calc and self.name:
+                    e.message = f"Query {self.name}: {e.message}"
+                e.stream = e.stream or n.origin()
+                errors.append((e.stream, e))
+        return ReleasedBatch(seq, [OutputRow(seq, rt, row) for rt, _arr, row, _src in rows], self.root.clock, errors)
 
     @property
     def refuses_rows(self) -> bool:
-        """Whether an operator may refuse rows for the error stream (a T-sort)."""
-        return any(hasattr(h.op, "take_errors") for h in self._hosts)
+        """Whether an operator may refuse late rows for the error stream (a T-sort)."""
+        from ...operators.sort import TSortOp
+        return any(isinstance(h.op, TSortOp) for h in self._hosts)
 
     def process_all(self, events: Iterable[tuple[int, dict[str, list[LogEntry]]]]) -> list[ReleasedBatch]:
         return [self.process(seq, feed) for seq, feed in events]

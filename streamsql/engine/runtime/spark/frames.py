@@ -9,11 +9,13 @@ the merge orders by), ``Tup``/``tie`` (the upstream operator's stamp and tie key
 
 **Operator errors** (``ev`` 4) are rows an operator refused (a T-sort's late row, a calculator
 error): ``seq`` is the step whose processing refused the row and ``blob`` is UTF-8 JSON, the
-fields of :meth:`OperatorError.to_json` plus ``stream`` (the input stream the row came from, the
-error stream's ``STREAM_NAME``). A stage emits the errors of its own operator and passes on
-every error row it receives (they reach bucket 0 only, so each is passed on once); the sink
-hands them to the query with their step. A row-by-row leaf can flag rows in Spark SQL the same
-way: ``CAST(to_json(named_struct('stream', ..., 'step', seq, 'name', ..., ...)) AS BINARY)``.
+fields of :meth:`OperatorError.to_json` (``stream`` is the error stream's ``STREAM_NAME``) plus
+``order``, the refusing node's position in the plan's post-order (a step's errors are listed in
+that order). A stage emits the errors of its own operator and passes on every error row it
+receives (they reach bucket 0 only, so each is passed on once); the sink hands them to the
+query with their step. A leaf's ``ev`` 4 row (``up`` -1) is a row its WHERE or projections
+could not compute, carrying its failure (``failures.py``): the stage input reading the leaf
+makes it an operator error where the row fails.
 """
 from __future__ import annotations
 
@@ -33,9 +35,18 @@ from .timeline import Timeline, union_points
 EV_ROW, EV_META, EV_ERROR = 0, 3, 4
 
 
-def error_blob(stream: str, err) -> bytes:
-    """An operator error as the ``blob`` of an ``ev`` 4 row."""
-    return json.dumps({"stream": stream, **err.to_json()}, separators=(",", ":")).encode()
+def error_blob(stream: str | None, err, order: int = 0) -> bytes:
+    """An operator error as the ``blob`` of an ``ev`` 4 row (``stream``: its STREAM_NAME when the
+    record has none; ``order``: the refusing node's post-order position)."""
+    d = err.to_json()
+    d["stream"] = d.get("stream") or stream
+    d["order"] = order
+    return json.dumps(d, separators=(",", ":")).encode()
+
+
+def error_order(blob: bytes) -> int:
+    """The ``order`` of an error blob (where it goes among its step's errors)."""
+    return int(json.loads(bytes(blob).decode()).get("order") or 0)
 
 
 def read_error(blob: bytes):

@@ -54,10 +54,11 @@ class BucketState:
 
 
 def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, Timeline]],
-               values_of, trace_from: int | None = None) -> BucketRun:
+               values_of, trace_from: int | None = None, stream_of=None) -> BucketRun:
     """Step ``op`` through one batch. ``inputs[i] = (usable rows in order, clock timeline)``;
     ``values_of(i, row)`` gives the operator's input tuple of a row. With ``trace_from``, also
-    what the trace needs from the steps at and after it (:class:`BucketTrace`)."""
+    what the trace needs from the steps at and after it (:class:`BucketTrace`). ``stream_of(i,
+    row)`` names the stream a row came from: the STREAM_NAME of an error its arrival causes."""
     born = getattr(st, "born", None)
     if born is None or len(born) != len(st.held):   # state of an older version: born before this batch
         born = [T.NO_TIME] * len(st.held)
@@ -110,6 +111,10 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
         if ri < len(row_pos) and int(row_pos[ri]) == nxt:
             for (i, rt, arrival, idx) in by_step[s]:
                 cands += op.on_row(i, s, rt, values_of(i, idx), clocks, arrival)
+                if take_errors is not None and stream_of is not None:
+                    for e in take_errors():
+                        e.stream = e.stream or stream_of(i, idx)
+                        errors.append(e)
             ri += 1
         cands += op.on_clocks(s, clocks)
         if take_errors is not None:

@@ -62,6 +62,9 @@ class Resolved:
     lrel: np.ndarray | None = None
     mrel: np.ndarray | None = None
     leaves: list | None = None
+    # rows that fail (``keys["fail"]``) and fail in this batch: their indices and steps, in order
+    failed: np.ndarray | None = None
+    fail_steps: np.ndarray | None = None
 
 
 def _map(vals: np.ndarray, maps: list) -> np.ndarray:
@@ -99,7 +102,12 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
 
     With the trace on, ``keys["drop"]`` marks rows a leaf's WHERE dropped (1: they only wait for
     their upstream operator to let them go) or the post-merge WHERE dropped (2: they also wait for
-    the merge), so that the trace sees what each operator holds; they are never usable."""
+    the merge), so that the trace sees what each operator holds; they are never usable.
+
+    ``keys["fail"]`` marks rows a leaf's WHERE or projections cannot compute (``failures.py``):
+    1, they fail where their leaf lets them go; 2, where the merge releases them (stamped ``T``).
+    They wait like rows dropped at the same place, are never usable, and come back in
+    ``Resolved.failed`` at the step they fail."""
     if not state.raw_clocks:
         state.raw_clocks = [lf.initial for lf in spec.leaves]
     leaf_tl: list[Timeline] = []
@@ -141,6 +149,16 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
             stamps = np.asarray(keys["T"], dtype=np.int64)[ok]
             rel[ok] = _first_reach(pts, present, init, stamps, lrel[ok])
     drop = keys.get("drop")
+    fail = keys.get("fail")
+    failed = fail_steps = None
+    if fail is not None:
+        fail = np.asarray(fail, dtype=np.int64)
+        fstep = np.where(fail == 1, lrel, np.where(fail == 2, rel, -1))
+        failed = np.nonzero((fail != 0) & (fstep >= 0))[0]
+        fail_steps = fstep[failed]
+        # a failing row waits as a row dropped at the same place would
+        base = np.zeros(n, dtype=np.int64) if drop is None else np.asarray(drop, dtype=np.int64)
+        drop = np.where(fail != 0, fail, base)
     mrel = rel
     if drop is not None:
         drop = np.asarray(drop, dtype=np.int64)
@@ -155,7 +173,7 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
         held = np.nonzero(rel < 0)[0]
     order = usable[_sort(spec, keys, usable, rel, lrel)]
     arrival = _arrivals(spec, keys, order, rel, lrel) if need_arrival else None
-    return Resolved(order, rel[order], held, clock, arrival, lrel, mrel, mapped)
+    return Resolved(order, rel[order], held, clock, arrival, lrel, mrel, mapped, failed, fail_steps)
 
 
 def _sort(spec: InputSpec, keys: dict, idx: np.ndarray, rel: np.ndarray, lrel: np.ndarray) -> np.ndarray:

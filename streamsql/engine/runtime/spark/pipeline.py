@@ -7,6 +7,17 @@ the chain that follows the merge. A branch keeps the stamp its merge orders by (
 rowtime the operator sees (``ort``), so a projection that changes ROWTIME after a merge still
 releases rows by the merge's own stamps. Rows go to one key bucket; timelines and upstream
 reports go to every bucket.
+
+A branch's WHERE and projections also compute a flag (``sqlgen``): TRUE where the row raises a
+calculator error (SEMANTICS.md 1), which the Python evaluator would raise in the same place (a
+filter that drops the row first means no error). Such a row produces no output: it becomes a
+row of the leaf with ``ev`` 4 whose ``blob`` is its *failure* (``failures.py``: the branch and the
+row it received); the stage input reading the leaf turns it into the error record and lets it
+wait like a row until it fails where the local runtime refuses it. Only the flags of what comes
+before a branch's last WHERE are needed to keep a failing row from being filtered out; the others
+are computed once, in the projection, next to the values they share sub-expressions with. With
+the trace on, rows a WHERE drops are kept too (``drop``, for the trace); a failing row is never a
+dropped one.
 """
 from __future__ import annotations
 
@@ -18,8 +29,9 @@ from pathlib import Path
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
 from ...types import spark_type_ddl
-from ..plans import build_stages, input_label, make_operator, normalize, stream_inputs, trace_hosts
-from .frames import value_col
+from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs, trace_hosts
+from .failures import Branch, Failures, failure_sql
+from .frames import EV_ERROR, value_col
 from .inputs import InputSpec, LeafSpec
 from . import precombine
 from .sink import Sink
@@ -59,12 +71,18 @@ class SparkQuery:
         self.spark = spark
         self.q = q
         self.folder = folder
+        #: render calculator-error checks (False only for the benchmark's unchecked baseline)
+        self.checked = getattr(wb, "check_calc_errors", True)
         #: how many of a batch's last steps the stages describe for the trace (0: none)
         self.trace = int(getattr(wb, "trace_steps", 0) or 0) if wb.trace else 0
         plan: Query = q.plan
         buckets = max(1, wb.buckets)
         root = normalize(_copy(plan.root))
+        self.order = post_order(root)
         stages = build_stages(root)
+        #: the chains of WHERE/projections, numbered as failures name them
+        self.branches: list[Branch] = []
+        self.failures = Failures(q.name, self.branches)
         cat = wb.catalog
         streams: list[str] = []
         for st in stages:
@@ -101,8 +119,12 @@ class SparkQuery:
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
                               [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
                               {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables,
-                              error_stream=input_label(stream_inputs(st.node)[0]), trace=bool(self.trace),
-                              upstream_fields={y: list(nodes[y].fields) for y in self._upstream(st)})
+                              trace=bool(self.trace),
+                              upstream_fields={y: list(nodes[y].fields) for y in self._upstream(st)},
+                              channel_streams=[origin_stream(n) for n in stream_inputs(st.node)],
+                              leaf_streams=[[lf.stream if lf.stream is not None else origin_stream(nodes[lf.stage])
+                                             for lf in inp.leaves] for inp in st.inputs],
+                              position=self.order[id(st.node)], failures=self.failures, query_name=q.name)
             if scan and st is first:
                 # partials, their bucket chosen by the source; timelines to every bucket
                 df = src.selectExpr("ev", "bucket AS rb", "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
@@ -127,7 +149,7 @@ class SparkQuery:
         self.sink = Sink(folder / "sink", list(plan.columns), self._input_spec(sink_stage.inputs[0], streams, q),
                          upstream, wb.durable, assembler=assembler, index=sink_stage.index,
                          upstream_fields={y: list(nodes[y].fields) for y in self._upstream(sink_stage)},
-                         merged_fields=list(sink_stage.inputs[0].fields))
+                         merged_fields=list(sink_stage.inputs[0].fields), failures=self.failures)
 
     @staticmethod
     def _stateful(df, sspec: StageSpec):
@@ -177,37 +199,73 @@ class SparkQuery:
         def struct(fixed: dict, values: dict) -> str:
             return "named_struct(" + ", ".join(f"'{k}', {v}" for k, v in pairs(fixed, values)) + ")"
 
+        checked = self.checked
+
         def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
-            """(condition, struct) of one leaf: its chain and the post-merge chain inlined."""
-            conds, post_conds = [], []
+            """(condition, struct) of one leaf: its chain and the post-merge chain inlined. The
+            condition leaves out rows a filter drops (with the trace on, only those of a stream
+            leaf's own chain: the others are kept, marked ``drop``); a row that raises a calculator
+            error is kept, as an operator-error row (``ev`` 4) carrying its failure."""
+            conds: list[str] = []           # the leaf chain's WHERE conditions
+            post_conds: list[str] = []      # the post-merge chain's
+            flags: list[str] = []
+            chain_flags = 0                 # how many flags come before the leaf chain's last WHERE
+            all_flags = 0                   # ... before the last WHERE of both chains
             cur, cur_rt = cols, rt
-            for node in lf.chain:
-                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
+            nodes = list(lf.chain) + list(st.inputs[i].post)
+
+            def step(node, cur, cur_rt, out: list):
+                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})", checked)
                 if isinstance(node, Filter):
-                    conds.append(r(node.cond))
-                else:
-                    cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
-                    cur = [r(e) for e in node.exprs]
+                    _flag(flags, conds + post_conds, r.flag(node.cond))
+                    out.append(r(node.cond))
+                    return cur, cur_rt, True
+                items = list(node.exprs)
+                if node.rowtime is not None:
+                    items.insert(node.rowtime_at, node.rowtime)
+                for e in items:
+                    _flag(flags, conds + post_conds, r.flag(e))
+                return [r(e) for e in node.exprs], (r(node.rowtime) if node.rowtime is not None else cur_rt), False
+
+            for node in lf.chain:
+                cur, cur_rt, where = step(node, cur, cur_rt, conds)
+                if where:
+                    chain_flags = len(flags)
+            all_flags = chain_flags
             merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, value_types[i])]
             T_ = cur_rt
             cur, cur_rt = merged, T_
             for node in st.inputs[i].post:
-                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})")
-                if isinstance(node, Filter):
-                    post_conds.append(r(node.cond))
-                else:
-                    cur_rt = r(node.rowtime) if node.rowtime is not None else cur_rt
-                    cur = [r(e) for e in node.exprs]
-            fixed = {"ev": "CAST(0 AS TINYINT)", "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
+                cur, cur_rt, where = step(node, cur, cur_rt, post_conds)
+                if where:
+                    all_flags = len(flags)
+            ev, blob = "CAST(0 AS TINYINT)", "CAST(NULL AS BINARY)"
+            if flags:
+                failed = "(" + " OR ".join(flags) + ")"
+                origin = (cat.streams[lf.stream].fields if lf.stream is not None else self.nodes[lf.stage].fields)
+                stream = lf.stream if lf.stream is not None else origin_stream(self.nodes[lf.stage])
+                union = st.inputs[i].union
+                self.branches.append(Branch(nodes, list(origin), stream, [self.order[id(n)] for n in nodes],
+                                            len(lf.chain), None if union is None else self.order[id(union)]))
+                ev = f"CAST(CASE WHEN {failed} THEN {EV_ERROR} ELSE 0 END AS TINYINT)"
+                blob = f"CASE WHEN {failed} THEN {failure_sql(len(self.branches) - 1, origin, cols, rt)} END"
+            fixed = {"ev": ev, "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
                      "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
-                     "blob": "CAST(NULL AS BINARY)", "up": "-1"}
+                     "blob": blob, "up": "-1"}
             values = {value_col(i, m): f"CAST(({c}) AS {value_types[i][m]})" for m, c in enumerate(cur)}
+
+            def kept(cs: list[str], n: int) -> str:
+                """Rows the WHERE conditions ``cs`` keep, and rows failing before the last of them
+                (the first ``n`` flags)."""
+                c = " AND ".join(f"({x})" for x in cs) or "TRUE"
+                return f"({' OR '.join(flags[:n])}) OR ({c})" if n else c
 
             def all_true(cs):
                 return " AND ".join(f"coalesce(({c}), FALSE)" for c in cs) or "TRUE"
             if not trace:
-                return " AND ".join(f"({c})" for c in conds + post_conds) or "TRUE", pairs(fixed, values)
+                return kept(conds + post_conds, all_flags), pairs(fixed, values)
             # a row a WHERE drops may have no stamp through the projections: it is never used
+            # (nor is a failing row: the consumer marks it ``fail``, failures.py)
             fixed["T"] = f"coalesce({fixed['T']}, CAST({tup} AS BIGINT))"
             fixed["ort"] = f"coalesce({fixed['ort']}, CAST({tup} AS BIGINT))"
             if lf.stage is not None:
@@ -218,7 +276,7 @@ class SparkQuery:
                 keep = "TRUE"
             else:
                 values["drop"] = f"CAST(CASE WHEN NOT ({all_true(post_conds)}) THEN 2 ELSE 0 END AS TINYINT)"
-                keep = " AND ".join(f"({c})" for c in conds) or "TRUE"
+                keep = kept(conds, chain_flags)
             if st.inputs[i].post:
                 for m, c in enumerate(merged):
                     values[f"m{i}_{m}"] = c
@@ -340,6 +398,15 @@ class SparkQuery:
                    .queryName(f"streamsql_{self.q.name}_{id(self)}")
                    .start())
         return self.sq
+
+
+def _flag(flags: list[str], conds: list[str], flag: str) -> None:
+    """Add ``flag`` (an expression's error flag) to ``flags``, counting only where the filters
+    before it kept the row (a row a WHERE drops raises nothing after it)."""
+    if flag == "FALSE":
+        return
+    guard = " AND ".join(f"(({c}) <=> TRUE)" for c in conds)
+    flags.append(f"({guard} AND {flag})" if guard else flag)
 
 
 def _hash_type(node, inp: int, e: Expr) -> str:

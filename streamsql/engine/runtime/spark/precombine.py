@@ -10,7 +10,11 @@ later, and a GROUP BY's frontier does not depend on what its groups hold).
 The combining is Arrow's hash aggregation (``mapInArrow``: no pandas, no Python per row). It is
 used when the aggregate reads one stream directly and every aggregate combines exactly in any
 order (COUNT, MIN, MAX, FIRST/LAST_VALUE, and SUM/AVG of exact numbers); float sums would depend
-on how rows were grouped into batches, so those queries take the row-by-row path.
+on how rows were grouped into batches, so those queries take the row-by-row path. So do those
+where a row could be refused for a calculator error (SEMANTICS.md 1), which only the operator
+decides row by row: keys or arguments that can fail, and sums that can leave their type (of
+BIGINT, or of DECIMALs wider than 28 digits: a sum of narrower values needs 2**32 or 10**10 rows
+in one group to overflow, more than any batch and any stream here).
 
 When the query is just that GROUP BY over one stream as it is (keys: columns and functions of
 ROWTIME; arguments: columns), the log source, which reads the log in Python anyway, combines
@@ -29,6 +33,7 @@ import pyarrow.compute as pc
 
 from ... import time as T
 from ...expr import NOT_MONOTONIC, Call, Col, Lit, Rowtime, monotonicity, rowtime_map_array
+from ...functions import can_fail
 from ...operators.aggregate import AggregateOp
 from ...operators.base import encode_ints
 from ...plan import Aggregate
@@ -43,9 +48,17 @@ def eligible(node: Aggregate, stage) -> bool:
     for a in node.aggs:
         if a.distinct:
             return False
-        if a.fn in ("SUM", "AVG") and a.arg is not None and a.arg.type.is_approx:
+        if a.fn in ("SUM", "AVG") and a.arg is not None and not _sums_safely(a.arg.type):
             return False
-    return True
+    exprs = [k for k in node.keys if not _time_key(k)] + [a.arg for a in node.aggs if a.arg is not None]
+    return not any(can_fail(e) for e in exprs)
+
+
+def _sums_safely(t) -> bool:
+    """Exact, and no sum of fewer than 2**32 values of it leaves the SUM's type."""
+    if t.is_approx or t.name == "BIGINT":
+        return False
+    return t.name != "DECIMAL" or t.precision <= 28
 
 
 # the stage-input columns the combiner needs, and the others restored after it (a pre-combined

@@ -9,7 +9,10 @@ import pyarrow as pa
 from pyspark.sql import Window, functions as F
 
 from ...errors import SqlError
-from ...expr import Expr
+from ... import functions
+from ...expr import Expr, compile_expr
+from ...functions.spec import out_of_range
+from ...operators.aggregate import Acc
 from ...operators.sort import sort_nulls_first
 from ...operators.timekey import TimeKey
 from ...plan import Aggregate, Field, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
@@ -44,7 +47,9 @@ class SparkRelational:
             if isinstance(node, Project):
                 return self._project(node)
             if isinstance(node, Filter):
-                return self.run(node.input).where(self._sql(node.cond))
+                df = self.run(node.input)
+                self._check(df, node.input.fields, [node.cond], "rt")
+                return df.where(self._sql(node.cond))
             if isinstance(node, Union):
                 return self._union(node)
             if isinstance(node, Aggregate):
@@ -62,6 +67,30 @@ class SparkRelational:
     @staticmethod
     def _sql(e: Expr, col=None, rowtime=None) -> str:
         return SparkSql(col or (lambda i: quote_ident(f"c{i}")), rowtime or (lambda k: "rt"))(e)
+
+    @staticmethod
+    def _flag(e: Expr, col=None, rowtime=None) -> str:
+        return SparkSql(col or (lambda i: quote_ident(f"c{i}")), rowtime or (lambda k: "rt")).flag(e)
+
+    def _check(self, df, fields, exprs, rts, col=None, rowtime=None, width=None) -> None:
+        """Raise the calculator error of the first row (in order) where one of ``exprs`` (left
+        to right) cannot be computed: Spark finds the row, Python's evaluator says why."""
+        exprs = [e for e in exprs if e is not None]
+        if not any(functions.can_fail(e) for e in exprs):
+            return
+        flag = " OR ".join(self._flag(e, col, rowtime) for e in exprs)
+        n = width if width is not None else len(fields)
+        bad = df.where(flag).orderBy(*([c for c in ("ix", "ix0", "ix1") if c in df.columns] or ["ix"])).limit(1)
+        names = [f"c{j}" for j in range(n)]
+        got = bad.selectExpr(*names, *rts.split(",")).collect()
+        if not got:
+            return
+        r = got[0]
+        row = tuple(_restore(r[j], f.type) for j, f in enumerate(fields))
+        times = tuple(None if r[n + k] is None else int(r[n + k]) for k in range(len(rts.split(","))))
+        for e in exprs:
+            compile_expr(e)(row, times)      # raises the CalcError
+        raise SqlError("a calculator error Spark flagged did not reproduce in Python")
 
     @staticmethod
     def _cast(sql: str, f: Field) -> str:
@@ -82,6 +111,8 @@ class SparkRelational:
 
     def _project(self, node: Project):
         df = self.run(node.input)
+        before, after = node.exprs[:node.rowtime_at], node.exprs[node.rowtime_at:]
+        self._check(df, node.input.fields, before + [node.rowtime] + after, "rt")
         cols = [f"{self._cast(self._sql(e), f)} AS c{j}" for j, (e, f) in enumerate(zip(node.exprs, node.fields))]
         rt = f"CAST({self._sql(node.rowtime)} AS BIGINT)" if node.rowtime is not None else "rt"
         return df.selectExpr(*cols, f"{rt} AS rt", "ix")
@@ -96,6 +127,7 @@ class SparkRelational:
 
     def _aggregate(self, node: Aggregate):
         df = self.run(node.input)
+        self._check(df, node.input.fields, list(node.keys) + [a.arg for a in node.aggs], "rt")
         nk = len(node.keys)
         pre = [f"{self._sql(k)} AS k{j}" for j, k in enumerate(node.keys)]
         pre += [f"{self._sql(a.arg)} AS a{m}" for m, a in enumerate(node.aggs) if a.arg is not None]
@@ -107,11 +139,15 @@ class SparkRelational:
                 part = ", ".join(keys + [f"a{m}"])
                 df = df.selectExpr("*", f"IF(a{m} IS NULL, NULL, min(ix) OVER (PARTITION BY {part})) AS fx{m}")
         aggs = [F.expr(self._agg_sql(m, a)).alias(f"v{m}") for m, a in enumerate(node.aggs)]
+        aggs += [F.expr(f"count({'DISTINCT ' if a.distinct else ''}a{m})").alias(f"n{m}")
+                 for m, a in enumerate(node.aggs) if a.fn in ("SUM", "AVG") and a.arg is not None]
         aggs += [F.expr("min(ix)").alias("ix"), F.expr("max(rt)").alias("rtx")]
         g = df.groupBy(*keys).agg(*aggs) if keys else df.agg(*aggs)
         out = [self._cast(f"k{j}", node.fields[j]) + f" AS c{j}" for j in range(nk)]
         out += [self._cast(f"v{m}", node.fields[nk + m]) + f" AS c{nk + m}" for m in range(len(node.aggs))]
-        g = g.selectExpr(*out, "rtx", "coalesce(ix, CAST(0 AS BIGINT)) AS ix")
+        sums = [f"n{m}" for m, a in enumerate(node.aggs) if a.fn in ("SUM", "AVG") and a.arg is not None]
+        g = g.selectExpr(*out, *sums, "rtx", "coalesce(ix, CAST(0 AS BIGINT)) AS ix")
+        self._check_sums(g, node, nk)
         rt = "CAST(NULL AS BIGINT)"
         periods = period_keys(node) if node.time_key is not None else None
         if periods is not None:
@@ -122,6 +158,24 @@ class SparkRelational:
                 rt = "rs"
         return g.selectExpr(*[f"c{j}" for j in range(len(node.fields))], f"CAST({rt} AS BIGINT) AS rt", "ix")
 
+    def _check_sums(self, g, node: Aggregate, nk: int) -> None:
+        """A SUM (or AVG) whose total leaves its type's range: NULL from values (the sums are
+        exact, see :meth:`_agg_sql`), or an infinity from finite doubles."""
+        checks = {m: a for m, a in enumerate(node.aggs) if a.fn in ("SUM", "AVG") and a.arg is not None}
+        if not checks:
+            return
+        conds = [f"(c{nk + m} IS NULL AND n{m} > 0)" + (f" OR abs(c{nk + m}) = CAST('Infinity' AS DOUBLE)"
+                                                        if a.type.is_approx else "")
+                 for m, a in checks.items()]
+        bad = g.where(" OR ".join(conds)).orderBy("ix").limit(1).collect()
+        if bad:
+            for m, a in checks.items():
+                v = bad[0][f"c{nk + m}"]
+                if v is None or (isinstance(v, float) and v in (float("inf"), float("-inf"))):
+                    err = out_of_range(a.type)
+                    err.text = Acc(a).text
+                    raise err
+
     @staticmethod
     def _agg_sql(m: int, a) -> str:
         x = f"a{m}"
@@ -129,11 +183,14 @@ class SparkRelational:
         fn, t = a.fn, a.type
         if fn == "COUNT":
             return "count(1)" if a.arg is None else f"count({d}{x})"
+        if fn == "SUM" and (t.is_integer or t.name == "DECIMAL"):
+            # exact (Spark's BIGINT sum wraps around): NULL where the total does not fit
+            return f"try_cast(sum({d}CAST({x} AS DECIMAL(38,{t.scale or 0}))) AS {spark_type_ddl(t)})"
         if fn == "SUM":
             return f"sum({d}{x})"
         if fn == "AVG":
             if t.is_integer:
-                return f"(sum({d}{x}) DIV count({d}{x}))"
+                return f"(sum({d}CAST({x} AS DECIMAL(38,0))) DIV count({d}{x}))"
             if t.name == "DECIMAL":
                 return f"(sum({d}{x}) / count({d}{x}))"
             return f"avg({d}{x})"
@@ -151,7 +208,15 @@ class SparkRelational:
         R = self.run(node.right).selectExpr(*[f"c{j} AS c{nl + j}" for j in range(nr)], "rt AS rt1", "ix AS ix1")
         left_sql = lambda e: self._sql(e, rowtime=lambda k: "rt0")
         right_sql = lambda e: self._sql(e, col=lambda i: quote_ident(f"c{nl + i}"), rowtime=lambda k: "rt1")
+        # as the Python evaluator: the right side's keys (its index), the left's, then pairs
+        self._check(R.selectExpr(*[f"c{nl + j} AS c{j}" for j in range(nr)], "rt1", "ix1"), node.right.fields,
+                    [r for _l, r in node.equi], "rt1", rowtime=lambda k: "rt1")
+        self._check(L, node.left.fields, [l for l, _r in node.equi], "rt0", rowtime=lambda k: "rt0")
         conds = [f"({left_sql(l)} = {right_sql(r)})" for l, r in node.equi]
+        if node.residual is not None and conds:
+            pairs = L.join(R, F.expr(" AND ".join(conds)), "inner")
+            self._check(pairs, list(node.left.fields) + list(node.right.fields), [node.residual], "rt0,rt1",
+                        rowtime=lambda k: f"rt{k}")
         if node.residual is not None:
             conds.append(f"({self._sql(node.residual, rowtime=lambda k: f'rt{k}')} <=> TRUE)")
         how = {"INNER": "inner", "LEFT": "left_outer", "RIGHT": "right_outer", "FULL": "full_outer"}[node.kind]
@@ -165,7 +230,9 @@ class SparkRelational:
         return self._renumber(j, F.col("ix0").asc_nulls_last(), F.col("ix1").asc_nulls_first()).drop("ix0", "ix1")
 
     def _sort(self, node: Sort):
-        df = self.run(node.input).selectExpr("*", *[f"{self._sql(k.expr)} AS s{j}" for j, k in enumerate(node.keys)])
+        df = self.run(node.input)
+        self._check(df, node.input.fields, [k.expr for k in node.keys], "rt")
+        df = df.selectExpr("*", *[f"{self._sql(k.expr)} AS s{j}" for j, k in enumerate(node.keys)])
         order = []
         for j, k in enumerate(node.keys):
             c = F.col(f"s{j}")

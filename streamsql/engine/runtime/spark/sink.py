@@ -6,7 +6,9 @@ they leave in (step, stamp, input, arrival) order. The input's clock is the quer
 Rows stay in Arrow from Spark to the query's result. State (rows still held, clocks, upstream
 frontiers) and output are written to the query's folder per batch id, so a batch that Spark
 replays after a crash is recognised and not delivered twice. Operator errors (``ev`` 4) that
-reach the sink go to the query with the step that refused the row.
+reach the sink go to the query with the step that refused the row, a step's errors in the plan's
+post-order (their ``order``); rows its leaves could not compute wait like rows and fail where the
+local runtime refuses them (``failures.py``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from ... import time as T
 from ...log import atomic_write
 from ...plan import Field
 from ...types import arrow_type
-from .frames import EV_ERROR, EV_META, EV_ROW, origins, read_error, value_col
+from .failures import take_failures
+from .frames import EV_ERROR, EV_META, EV_ROW, error_order, origins, read_error, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
 from .trace import input_trace, sink_trace
@@ -53,10 +56,11 @@ class SinkBatch:
 class Sink:
     def __init__(self, folder: Path, fields: list[Field], spec: InputSpec, upstream: dict, durable: bool = True,
                  assembler=None, index: int = 0, upstream_fields: dict | None = None,
-                 merged_fields: list | None = None):
+                 merged_fields: list | None = None, failures=None):
         """``upstream`` maps a stage index to ``(operator, number of buckets)``; ``assembler``
         (trace.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
         self.assembler = assembler
+        self.failures = failures
         self.index = index
         self.upstream_fields = upstream_fields or {}
         self.spec_fields = merged_fields if merged_fields is not None else fields   # the merge's rows
@@ -143,6 +147,7 @@ class Sink:
         ev = t.column("ev").to_numpy(zero_copy_only=False)
         other = np.nonzero(ev != EV_ROW)[0]
         tls, metas, errs = [], [], []
+        leaf_fail = False
         if len(other):
             sel = t.take(pa.array(other))
             for e, b, u, q in zip(sel.column("ev").to_pylist(), sel.column("blob").to_pylist(),
@@ -151,24 +156,39 @@ class Sink:
                     tls.append(b)
                 elif e == EV_META:
                     metas.append((u, b))
+                elif e == EV_ERROR and u == -1:
+                    leaf_fail = True      # a row a leaf could not compute: it waits like a row
                 elif e == EV_ERROR:
                     errs.append((q, bytes(b)))
-        # rows refused upstream, in step order (a stage lists its own before those it passes on)
-        errs = [b for _q, b in sorted(errs, key=lambda x: x[0])]
         orig, info = origins(tls, metas, self.upstream, self.frontiers, self.assembler is not None)
         end = info.end
         tracing = self.assembler is not None and info.steps is not None and len(info.steps) > 0
-        rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
+        if leaf_fail:
+            up = t.column("up")
+            rows = t.filter(pc.or_(pc.equal(t.column("ev"), EV_ROW),
+                                   pc.and_(pc.equal(t.column("ev"), EV_ERROR), pc.equal(up, -1))))
+        else:
+            rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
         if self.held is not None and self.held.num_rows:
             rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
+        rows, fails = self._failing(rows)
         keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "seq", "sub", "T", "Tup")}
         keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams or tracing else None
         if "drop" in rows.column_names:
             keys["drop"] = rows.column("drop").fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if fails is not None:
+            keys["fail"] = fails.codes
+            if "drop" in keys:
+                keys["drop"] = np.where(fails.codes != 0, fails.codes, keys["drop"])
         r = resolve_input(self.spec, keys, orig, self.input_state)
+        if fails is not None:
+            errs += fails.errors(r, keys)
+        # a step's errors in the plan's post-order (stable: each node's in the order it refused them)
+        errs = [b for _q, _o, b in sorted(((q, error_order(b), b) for q, b in errs), key=lambda x: x[:2])]
         part = None
         if tracing:
-            part = input_trace(self.spec, keys, r, info.trace_from, self._raw_of(rows), self._merged_of(rows), True)
+            part = input_trace(self.spec, keys, r, info.trace_from, self._raw_of(rows), self._merged_of(rows, fails),
+                               True)
         taken = rows.take(pa.array(r.order, type=pa.int64()))
         cols = [pa.array(r.rel, pa.int64()), taken.column("ort").cast(pa.int64())]
         for j in range(self.nv):
@@ -200,7 +220,7 @@ class Sink:
             return list(zip(*cols)) if cols else [()] * len(idx)
         return get
 
-    def _merged_of(self, rows: pa.Table):
+    def _merged_of(self, rows: pa.Table, fails=None):
         n = len(self.spec_fields)
         names = ([f"m0_{c}" for c in range(n)] if "m0_0" in rows.column_names
                  else [value_col(0, c) for c in range(n)])
@@ -208,5 +228,29 @@ class Sink:
         def get(idx):
             t = rows.take(pa.array(idx, type=pa.int64()))
             cols = [t.column(nm).to_pylist() for nm in names]
-            return list(zip(*cols)) if cols else [()] * len(idx)
+            vals = list(zip(*cols)) if cols else [()] * len(idx)
+            return vals if fails is None else fails.values(idx, vals)
         return get
+
+    def _failing(self, rows: pa.Table):
+        """``(rows, failing rows)``: the leaves' failures resolved (``failures.take_failures``),
+        stamped with the rowtime their failing node received; rows Python finds nothing wrong
+        with are left out."""
+        ev = rows.column("ev").to_numpy(zero_copy_only=False)
+        if not (ev == EV_ERROR).any():
+            return rows, None
+        fails = take_failures(self.failures, ev, rows.column("blob").to_pylist())
+        if fails.bad:
+            keep = np.ones(rows.num_rows, dtype=bool)
+            keep[fails.bad] = False
+            rows = rows.filter(pa.array(keep))
+            fails = fails.without_bad()
+        rows = rows.set_column(rows.schema.get_field_index("blob"), rows.schema.field("blob"),
+                               pa.array(fails.blobs, rows.schema.field("blob").type))
+        for c in ("T", "ort"):
+            col = rows.column(c).to_pylist()
+            for k, rt in fails.rts.items():
+                col[k] = rt
+            i = rows.schema.get_field_index(c)
+            rows = rows.set_column(i, rows.schema.field(i), pa.array(col, rows.schema.field(i).type))
+        return rows, fails

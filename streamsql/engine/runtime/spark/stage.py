@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...plan import Field, Node
+from .failures import Failures, take_failures
 from .frames import EV_ERROR, EV_META, EV_ROW, error_blob, frame_values, named_values, origins_of, value_col
 from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
@@ -32,7 +33,11 @@ class StageSpec:
     upstream: dict            # stage index -> (plan node, buckets)
     tables: dict
     precombined: bool = False  # rows are GROUP BY partials (see precombine.py)
-    error_stream: str = ""     # STREAM_NAME of rows the operator refuses (its first input's name)
+    channel_streams: list = None  # per operator input, the STREAM_NAME of rows it refuses there
+    leaf_streams: list = None  # per input and leaf, the stream its rows come from (their STREAM_NAME)
+    position: int = 0          # the operator's place in the plan's post-order (its errors' order)
+    failures: Failures = None  # resolves rows a leaf's WHERE/projections cannot compute
+    query_name: str = ""       # what calculator error messages start with
     trace: bool = False        # report what the trace needs (trace.py)
     upstream_fields: dict = None  # stage index -> its output fields (values rows of it carry)
 
@@ -53,20 +58,28 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     origins, info = origins_of(pdf, upstream_ops, st.frontiers, spec.trace)
     tracing = spec.trace and info.steps is not None and len(info.steps) > 0
     ev = pdf["ev"].to_numpy()
-    resolved, values, held_tr = [], [], []
+    leaf_fail = (ev == EV_ERROR) & (pdf["up"].to_numpy() == -1)    # rows a leaf could not compute
+    resolved, values, held_tr, errs = [], [], [], []
     for i, ispec in enumerate(spec.inputs):
-        rows = pdf[(ev == EV_ROW) & (pdf["inp"].to_numpy() == i)]
+        rows = pdf[((ev == EV_ROW) | leaf_fail) & (pdf["inp"].to_numpy() == i)]
         if st.held[i] is not None and len(st.held[i]):
             rows = pd.concat([st.held[i], rows], ignore_index=True)
         rows = rows.reset_index(drop=True)
+        rows, fails = _failing(spec, rows)
         keys = {k: rows[k].to_numpy() for k in ("leaf", "seq", "sub", "T", "Tup")}
         keys["tie"] = rows["tie"].tolist()
         if "drop" in rows.columns:
             keys["drop"] = rows["drop"].fillna(0).to_numpy().astype(np.int64)
+        if fails is not None:
+            keys["fail"] = fails.codes
+            if "drop" in keys:
+                keys["drop"] = np.where(fails.codes != 0, fails.codes, keys["drop"])
         r = resolve_input(ispec, keys, origins, st.inputs[i], need_arrival=True)
+        if fails is not None:
+            errs += fails.errors(r, keys)
         if tracing:
-            held_tr.append(input_trace(ispec, keys, r, info.trace_from, _raw_of(spec, rows), _merged_of(spec, i, rows),
-                                       bucket == 0))
+            held_tr.append(input_trace(ispec, keys, r, info.trace_from, _raw_of(spec, rows),
+                                       _merged_of(spec, i, rows, fails), bucket == 0))
         st.held[i] = rows.iloc[r.held].reset_index(drop=True) if len(r.held) else None
         usable = rows.iloc[r.order].reset_index(drop=True)
         usable["rel"] = r.rel
@@ -77,12 +90,21 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         else:
             values.append(frame_values(usable, i, spec.input_fields[i]))
     op = PrecombinedAggregate(st.op) if spec.precombined else st.op
+    leaves = [rows["leaf"].to_numpy() for rows, _tl in resolved]
+    streams = spec.leaf_streams or []
     run = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx],
-                     info.trace_from if tracing else None)
+                     info.trace_from if tracing else None,
+                     stream_of=(lambda i, idx: streams[i][int(leaves[i][idx])]) if streams else None)
     emitted, tls = run.emitted, run.clocks
-    # operator errors: this operator's, then those received from upstream (bucket 0 gets them)
-    errs = [(e.step, error_blob(spec.error_stream, e)) for e in run.errors]
-    sel = ev == EV_ERROR
+    # operator errors: the leaves' failures, this operator's, then those received from upstream
+    # (bucket 0 gets those); the sink orders a step's errors by their ``order``
+    for e in run.errors:
+        if e.stream is None and spec.channel_streams:
+            e.stream = spec.channel_streams[min(e.channel, len(spec.channel_streams) - 1)]
+        if e.is_calc and spec.query_name:
+            e.message = f"Query {spec.query_name}: {e.message}"
+        errs.append((e.step, error_blob(None, e, spec.position)))
+    sel = (ev == EV_ERROR) & ~leaf_fail
     if sel.any():
         errs += [(int(q), bytes(b)) for q, b in zip(pdf["seq"][sel], pdf["blob"][sel])]
     n, m = len(emitted), len(errs)
@@ -91,7 +113,8 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
            "T": [e.cand.stamp for e in emitted] + [0] * (m + 1),
            "tie": [e.cand.tie for e in emitted] + [None] * (m + 1)}
     for j, f in enumerate(spec.out_fields):
-        out[f"o{j}"] = [e.cand.row[j] for e in emitted] + [None] * (m + 1)
+        # object dtype: a column of ints with a None would become float64 and round BIGINTs past 2**53
+        out[f"o{j}"] = pd.Series([e.cand.row[j] for e in emitted] + [None] * (m + 1), dtype=object)
     report = {"bucket": bucket, "changes": run.changes,
               # the operator's input clocks, for the consumer to evaluate its frontier (raw int64 bytes:
               # a replay's timeline has an entry per event)
@@ -116,12 +139,38 @@ def _raw_of(spec: StageSpec, rows: pd.DataFrame):
     return get
 
 
-def _merged_of(spec: StageSpec, i: int, rows: pd.DataFrame):
-    """Values of input ``i``'s rows as its merge holds them (before the post-merge chain)."""
+def _merged_of(spec: StageSpec, i: int, rows: pd.DataFrame, fails=None):
+    """Values of input ``i``'s rows as its merge holds them (before the post-merge chain; a
+    failing row as the failing node received it)."""
     fields = spec.input_fields[i]
     names = ([f"m{i}_{c}" for c in range(len(fields))] if f"m{i}_0" in rows.columns
              else [value_col(i, c) for c in range(len(fields))])
-    return lambda idx: named_values(rows.iloc[idx], names, fields)
+
+    def get(idx):
+        vals = named_values(rows.iloc[idx], names, fields)
+        return vals if fails is None else fails.values(idx, vals)
+    return get
+
+
+def _failing(spec: StageSpec, rows: pd.DataFrame):
+    """``(rows, failing rows)``: a leaf's failures resolved (``failures.take_failures``), their
+    stamp set to the rowtime their failing node received; rows Python finds nothing wrong with
+    are left out."""
+    ev = rows["ev"].to_numpy()
+    if not (ev == EV_ERROR).any():
+        return rows, None
+    fails = take_failures(spec.failures, ev, rows["blob"].tolist())
+    if fails.bad:
+        rows = rows.drop(index=fails.bad).reset_index(drop=True)
+        fails = fails.without_bad()
+    rows = rows.copy()
+    rows["blob"] = fails.blobs
+    for c in ("T", "ort"):
+        col = rows[c].astype(object).where(~rows[c].isna(), 0).tolist()
+        for k, rt in fails.rts.items():
+            col[k] = rt
+        rows[c] = np.asarray(col, dtype=np.int64)
+    return rows, fails
 
 
 def make_processor(spec: StageSpec):

@@ -1,0 +1,237 @@
+"""Comparisons, boolean logic and conditional expressions (three-valued, as SQL).
+
+AND, OR, CASE and COALESCE evaluate their arguments left to right and stop as soon as the result
+is known, so ``b <> 0 AND a / b > 1`` never divides by zero; every other function evaluates all
+its arguments. Their Spark error flags follow the same order."""
+from __future__ import annotations
+
+import decimal
+import operator as o
+
+from ..types import BOOLEAN, NULLTYPE, common_type
+from .spec import Fn, nullable
+
+_OPS = {"=": o.eq, "<>": o.ne, "<": o.lt, "<=": o.le, ">": o.gt, ">=": o.ge}
+
+
+def compare(op: str):
+    f = _OPS[op]
+
+    def g(a, b):
+        if a is None or b is None:
+            return None
+        if isinstance(a, decimal.Decimal) and isinstance(b, float):
+            a = float(a)
+        elif isinstance(b, decimal.Decimal) and isinstance(a, float):
+            b = float(b)
+        return f(a, b)
+    return g
+
+
+def _cmp_type(ts, arg):
+    a, b = ts
+    return BOOLEAN.with_nullable(nullable(a, b)) if a.same_kind(b) else None
+
+
+def _bools(ts) -> bool:
+    return all(t.name in ("BOOLEAN", "NULL") for t in ts)
+
+
+def _logic_type(ts, arg):
+    return BOOLEAN.with_nullable(nullable(*ts)) if _bools(ts) else None
+
+
+def _and_python(e, args):
+    def and_(row, rts):
+        r = True
+        for f in args:
+            v = f(row, rts)
+            if v is False:
+                return False
+            if v is None:
+                r = None
+        return r
+    return and_
+
+
+def _or_python(e, args):
+    def or_(row, rts):
+        r = False
+        for f in args:
+            v = f(row, rts)
+            if v is True:
+                return True
+            if v is None:
+                r = None
+        return r
+    return or_
+
+
+def _either(a: str, b: str) -> str:
+    if a == "FALSE":
+        return b
+    if b == "FALSE":
+        return a
+    return f"({a} OR {b})"
+
+
+def _stop_flag(stop: str):
+    """AND stops at the first FALSE argument, OR at the first TRUE one."""
+    def flag(e, xs, flags):
+        out, reached = "FALSE", []
+        for x, f in zip(xs, flags):
+            if f != "FALSE":
+                guard = " AND ".join(f"NOT ({y} <=> {stop})" for y in reached)
+                out = _either(out, f"({guard} AND {f})" if guard else f)
+            reached.append(x)
+        return out
+    return flag
+
+
+def _common(ts):
+    """The common type of ``ts``, nullable when one of them is (NULL alone stays NULL)."""
+    t = NULLTYPE
+    for v in ts:
+        t = common_type(t, v) if t.name != "NULL" else (v if v.name != "NULL" else t)
+        if t is None:
+            return None
+    return t.with_nullable(nullable(*ts)) if t.name != "NULL" else t
+
+
+def _case_type(ts, arg):
+    return _common(list(ts[1:-1:2]) + [ts[-1]])
+
+
+def _case_python(e, args):
+    pairs = [(args[i], args[i + 1]) for i in range(0, len(args) - 1, 2)]
+    other = args[-1]
+
+    def case(row, rts):
+        for w, th in pairs:
+            if w(row, rts) is True:
+                return th(row, rts)
+        return other(row, rts)
+    return case
+
+
+def _case_spark(e, xs):
+    from .sqltext import plain_cast
+    parts = ["CASE"]
+    for i in range(0, len(xs) - 1, 2):
+        parts.append(f"WHEN {xs[i]} THEN {plain_cast(xs[i + 1], e.type)}")
+    parts.append(f"ELSE {plain_cast(xs[-1], e.type)} END")
+    return " ".join(parts)
+
+
+def _case_flag(e, xs, flags):
+    rest = flags[-1]
+    for i in range(len(xs) - 3, -1, -2):
+        w, fw, ft = xs[i], flags[i], flags[i + 1]
+        if ft == "FALSE" and rest == "FALSE":
+            branch = "FALSE"
+        else:
+            branch = f"(CASE WHEN {w} <=> TRUE THEN {ft} ELSE {rest} END)"
+        rest = _either(fw, branch)
+    return rest
+
+
+def _coalesce_type(ts, arg):
+    t = _common(ts)
+    return t.with_nullable(all(v.nullable for v in ts)) if t is not None and t.name != "NULL" else t
+
+
+def _coalesce_python(e, args):
+    def coalesce(row, rts):
+        for f in args:
+            v = f(row, rts)
+            if v is not None:
+                return v
+        return None
+    return coalesce
+
+
+def _coalesce_spark(e, xs):
+    from .sqltext import plain_cast
+    return plain_cast("coalesce(" + ", ".join(plain_cast(x, e.type) for x in xs) + ")", e.type)
+
+
+def _coalesce_flag(e, xs, flags):
+    rest = flags[-1]
+    for x, f in zip(reversed(xs[:-1]), reversed(flags[:-1])):
+        rest = _either(f, "FALSE" if rest == "FALSE" else f"({x} IS NULL AND {rest})")
+    return rest
+
+
+def _nullif_python(e):
+    c = compare("=")
+    return lambda a, b: None if c(a, b) is True else a
+
+
+def _in_python(e):
+    c = compare("=")
+
+    def in_(v, *rest):
+        if v is None:
+            return None
+        r = False
+        for x in rest:
+            m = c(v, x)
+            if m is True:
+                return True
+            if m is None:
+                r = None
+        return r
+    return in_
+
+
+def _is(fn):
+    if fn == "IS_NULL":
+        return lambda e: lambda v: v is None
+    if fn == "IS_NOT_NULL":
+        return lambda e: lambda v: v is not None
+    want = fn.endswith("TRUE")
+    neg = "_NOT_" in fn
+    return lambda e: lambda v: (v is want) != neg
+
+
+def _is_spark(fn):
+    if fn in ("IS_NULL", "IS_NOT_NULL"):
+        return lambda e, xs: f"({xs[0]} {fn.replace('_', ' ')})"
+    want = "TRUE" if fn.endswith("TRUE") else "FALSE"
+
+    def r(e, xs):
+        s = f"({xs[0]} <=> {want})"
+        return f"(NOT {s})" if "_NOT_" in fn else s
+    return r
+
+
+def _is_type(ts, arg):
+    return BOOLEAN.with_nullable(False)
+
+
+_CMP_SAMPLES = (("INTEGER", "INTEGER"), ("DECIMAL(5,2)", "DOUBLE"), ("VARCHAR", "VARCHAR"), ("TIMESTAMP", "TIMESTAMP"),
+                ("BIGINT", "DECIMAL(38,0)"))
+_B2 = (("BOOLEAN", "BOOLEAN"),)
+
+TABLE = [
+    *(Fn(op, _cmp_type, lambda e: compare(e.fn), lambda e, xs: f"({xs[0]} {e.fn} {xs[1]})", samples=_CMP_SAMPLES)
+      for op in _OPS),
+    Fn("AND", _logic_type, _and_python, lambda e, xs: "(" + " AND ".join(xs) + ")", lazy=True, strict=False,
+       flag=_stop_flag("FALSE"), samples=_B2),
+    Fn("OR", _logic_type, _or_python, lambda e, xs: "(" + " OR ".join(xs) + ")", lazy=True, strict=False,
+       flag=_stop_flag("TRUE"), samples=_B2),
+    Fn("NOT", lambda ts, arg: BOOLEAN.with_nullable(ts[0].nullable) if _bools(ts) else None,
+       lambda e: lambda v: not v, lambda e, xs: f"(NOT {xs[0]})", samples=(("BOOLEAN",),)),
+    *(Fn(fn, _is_type, _is(fn), _is_spark(fn), strict=False,
+         samples=(("BOOLEAN",),) if fn not in ("IS_NULL", "IS_NOT_NULL") else (("INTEGER",), ("VARCHAR",)))
+      for fn in ("IS_NULL", "IS_NOT_NULL", "IS_TRUE", "IS_FALSE", "IS_NOT_TRUE", "IS_NOT_FALSE")),
+    Fn("CASE", _case_type, _case_python, _case_spark, lazy=True, strict=False, flag=_case_flag,
+       samples=(("BOOLEAN", "INTEGER", "INTEGER"), ("BOOLEAN", "VARCHAR", "BOOLEAN", "VARCHAR", "VARCHAR"))),
+    Fn("COALESCE", _coalesce_type, _coalesce_python, _coalesce_spark, lazy=True, strict=False, flag=_coalesce_flag,
+       samples=(("INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR", "VARCHAR"))),
+    Fn("NULLIF", lambda ts, arg: ts[0].with_nullable(True) if ts[0].same_kind(ts[1]) else None, _nullif_python,
+       lambda e, xs: f"nullif({xs[0]}, {xs[1]})", strict=False, samples=(("INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"))),
+    Fn("IN", lambda ts, arg: BOOLEAN.with_nullable(nullable(*ts)) if all(ts[0].same_kind(t) for t in ts[1:]) else None,
+       _in_python, lambda e, xs: f"({xs[0]} IN (" + ", ".join(xs[1:]) + "))", strict=False,
+       samples=(("INTEGER", "INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"))),
+]

@@ -1,0 +1,134 @@
+"""What the function table holds per function, and the value checks its evaluators share."""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import time as T
+from ..types import INT_BITS, SqlType, quantize
+from .errors import DATETIME_OVERFLOW, NUMERIC_OUT_OF_RANGE, CalcError
+
+INCREASING, CONSTANT, NOT_MONOTONIC = "increasing", "constant", "none"
+
+
+@dataclass(frozen=True)
+class Fn:
+    """One SQL function or operator, as every part of the engine needs it.
+
+    - ``type(arg_types, arg)``: the result type, or None when the arguments do not fit (the
+      dialect reports ``Cannot apply ...``);
+    - ``python(call)``: a Python evaluator of the argument values (``lazy`` ones get the compiled
+      arguments instead and decide what to evaluate: AND, OR, CASE, COALESCE);
+    - ``spark(call, xs)``: Spark SQL for the value, ``xs`` the arguments' SQL;
+    - ``fails(call, xs, v)``: Spark SQL that is TRUE exactly where the Python evaluator raises a
+      calculator error, given that no argument is NULL (``v`` is the value's SQL); None when it
+      never raises. ``errors`` names the kinds it can raise;
+    - ``monotonic(call, ms)``: the call's monotonicity in ROWTIME from its arguments' (None:
+      not monotonic unless constant);
+    - ``plain(call, xs)``: the unchecked rendering (wrap-around, NULLs), for the benchmark only;
+    - ``samples``: argument type lists (and the non-expression operand) the table test walks.
+    """
+    name: str
+    type: Callable[[list, Any], SqlType | None]
+    python: Callable
+    spark: Callable[[Any, list], str]
+    fails: Callable | None = None
+    errors: tuple = ()
+    monotonic: Callable | None = None
+    lazy: bool = False
+    strict: bool = True
+    flag: Callable | None = None
+    plain: Callable | None = None
+    samples: tuple = ()
+
+
+def nullable(*types: SqlType) -> bool:
+    return any(t.nullable for t in types)
+
+
+# --------------------------------------------------------------------------- ranges
+
+INT_RANGE = {n: (-(1 << (b - 1)), (1 << (b - 1)) - 1) for n, b in INT_BITS.items()}
+#: TIMESTAMP values: years 0001 to 9999, as SQL says, in epoch milliseconds
+TS_MIN = T.from_datetime(_dt.datetime(1, 1, 1))
+TS_MAX = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def out_of_range(t: SqlType) -> CalcError:
+    return CalcError(NUMERIC_OUT_OF_RANGE, f"for {t.with_nullable(True)}")
+
+
+def fit_int(v: int, t: SqlType) -> int:
+    lo, hi = INT_RANGE[t.name]
+    if lo <= v <= hi:
+        return v
+    raise out_of_range(t)
+
+
+def fit_decimal(v: decimal.Decimal, t: SqlType) -> decimal.Decimal:
+    if not v.is_finite() or (v != 0 and v.adjusted() >= t.precision - t.scale + 1):
+        raise out_of_range(t)
+    q = quantize(v, t)
+    if q is None:
+        raise out_of_range(t)
+    return q
+
+
+def to_real(v: float) -> float:
+    """A double rounded to REAL (float32); infinity when it is beyond REAL's range."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(v))
+
+
+def fit_float(v: float, t: SqlType, *operands) -> float:
+    """A DOUBLE or REAL result; an infinity from finite operands is out of range."""
+    if t.name == "REAL":
+        v = to_real(v)
+    if math.isinf(v) and not any(isinstance(x, float) and math.isinf(x) for x in operands):
+        raise out_of_range(t)
+    return v
+
+
+def fit_timestamp(v: int) -> int:
+    if TS_MIN <= v <= TS_MAX:
+        return v
+    raise CalcError(DATETIME_OVERFLOW, "for TIMESTAMP")
+
+
+def fit(v, t: SqlType):
+    """``v`` as a value of ``t`` (numbers and timestamps checked; others as they are)."""
+    if v is None:
+        return None
+    if t.is_integer:
+        return fit_int(int(v), t)
+    if t.name == "DECIMAL":
+        return fit_decimal(to_decimal(v), t)
+    if t.is_approx:
+        return fit_float(float(v), t)
+    if t.name == "TIMESTAMP":
+        return fit_timestamp(int(v))
+    return v
+
+
+def to_decimal(v) -> decimal.Decimal:
+    if isinstance(v, decimal.Decimal):
+        return v
+    if isinstance(v, float):
+        return decimal.Decimal(repr(v))
+    return decimal.Decimal(v)
+
+
+# --------------------------------------------------------------------------- Spark checks
+
+def ts_out_of_range(v: str) -> str:
+    return f"({v} < {TS_MIN} OR {v} > {TS_MAX})"
+
+
+def int_lits(t: SqlType) -> tuple[int, int]:
+    return INT_RANGE[t.name]
