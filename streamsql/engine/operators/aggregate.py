@@ -14,7 +14,7 @@ import numpy as np
 
 from ..expr import compile_expr, remap, rowtime_map_array
 from ..plan import AggCall, Aggregate
-from ..types import SqlType, quantize, wrap_int
+from ..types import INT_BITS, SqlType, quantize, wrap_int
 from .base import INF, Candidate, Operator, encode_key
 from .timekey import TimeKey, resolve_time_expr, try_time_key
 
@@ -131,6 +131,26 @@ def _avg(s, n: int, t: SqlType):
     if t.name == "DECIMAL":
         return quantize(decimal.Decimal(s) / decimal.Decimal(n), t)
     return float(s) / n
+
+
+def fit_int_array(s: np.ndarray, t: SqlType) -> np.ndarray:
+    """:func:`_fit` of exact int64 sums, all at once (the same rule; other types one by one)."""
+    if t.is_integer:
+        bits = INT_BITS[t.name]
+        if bits == 64:
+            return s.astype(np.int64)
+        half = 1 << (bits - 1)
+        return ((s.astype(np.int64) + half) & ((1 << bits) - 1)) - half
+    return np.array([_fit(int(v), t) for v in s.tolist()], dtype=object)
+
+
+def avg_int_array(s: np.ndarray, n: np.ndarray, t: SqlType) -> np.ndarray:
+    """:func:`_avg` of exact int64 sums over ``n`` values, all at once: integers truncated
+    toward zero (the same rule; other types one by one)."""
+    if t.is_integer:
+        q = np.abs(s) // n
+        return fit_int_array(np.where(s >= 0, q, -q), t)
+    return np.array([_avg(int(v), int(k), t) for v, k in zip(s.tolist(), n.tolist())], dtype=object)
 
 
 # --------------------------------------------------------------------------- the operator
