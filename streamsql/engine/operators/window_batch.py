@@ -742,14 +742,16 @@ class _GroupPlan:
         else:
             iv = vals.typed
         cs = np.array([conv(x) if x is not None else 0 for x in csum], dtype=np.int64)
-        Ps = np.concatenate(([0], np.cumsum(iv))).astype(np.int64)
-        Pa = np.concatenate(([0.0], np.cumsum(np.abs(iv).astype(np.float64))))
+        with np.errstate(over="ignore"):
+            Ps = np.concatenate(([0], np.cumsum(iv))).astype(np.int64)   # may wrap (see below)
+        Pa = np.concatenate(([0.0], np.cumsum(np.abs(iv.astype(np.float64)))))
         e = hi < lo
         l2 = np.minimum(lo, hi + 1)
-        mag = np.where(e, 0.0, Pa[hi + 1] - Pa[l2]) + np.abs(cs[bpid]).astype(np.float64)
+        mag = np.where(e, 0.0, Pa[hi + 1] - Pa[l2]) + np.abs(cs[bpid].astype(np.float64))
         if np.any(mag >= _SAFE):
             raise _Fallback()
-        s = np.where(e, 0, Ps[hi + 1] - Ps[l2]) + cs[bpid]
+        with np.errstate(over="ignore"):
+            s = np.where(e, 0, Ps[hi + 1] - Ps[l2]) + cs[bpid]
         ok = nn > 0
         out[:] = None
         t = call.agg.type
@@ -763,10 +765,11 @@ class _GroupPlan:
             out[ok] = avg_int_array(s[ok], nn[ok], t).tolist()
         for p, st in fin.items():
             lf, hf = int(self.flo[p]), int(self.hi_f[p])
-            tot = (0 if hf < lf else int(Ps[hf + 1] - Ps[lf])) + int(cs[p])
             m = (0.0 if hf < lf else float(Pa[hf + 1] - Pa[lf])) + abs(float(cs[p]))
             if m >= _SAFE:
                 raise _Fallback()
+            # prefix sums may wrap; their difference is exact when the frame's sum fits
+            tot = (0 if hf < lf else (int(Ps[hf + 1]) - int(Ps[lf]) + (1 << 63)) % (1 << 64) - (1 << 63)) + int(cs[p])
             if st["nn"] == 0:
                 st["sum"] = None
             else:
@@ -854,7 +857,8 @@ class _GroupPlan:
             starts = (E_key == -4) | ((E_d == 1) & (nn_before == 0))
             if not starts[newp].all():
                 raise RuntimeError("window batch: running sum does not start at a partition's start")
-            sums = segmented_accumulate(E_val, starts)
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = segmented_accumulate(E_val, starts)     # an overflow is sent row by row below
         else:
             nn_after = np.zeros(0, np.int64)
             sums = np.zeros(0, np.float64)
