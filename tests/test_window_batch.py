@@ -24,7 +24,7 @@ import streamsql
 from streamsql.engine.operators import window_batch as wbatch
 from streamsql.engine.operators.arrays import I64_MAX, GroupedSearch, range_min, segmented_accumulate
 from test_aggregate_support import ts
-from window_batch_support import assert_batch_path_equals_row_path, cuts_every, make_batch, state, window_op
+from window_batch_support import assert_batch_path_equals_row_path, cuts_every, make_batch, norm, state, window_op
 
 MIN, HOUR = 60_000, 3_600_000
 T0 = ts("09:00")
@@ -269,3 +269,36 @@ def test_grouped_search_searches_inside_each_group(groups, data):
     for side in ("left", "right"):
         got = int(gs.search(np.array([g]), np.array([x]), side)[0])
         assert got == start[g] + int(np.searchsorted(np.array(groups[g], np.int64), x, side))
+
+
+# --------------------------------------------------------------------------- the Spark host's helper
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(batch=batches(), query=queries(), data=st.data())
+def test_host_helper_then_run_bucket_equals_run_bucket(wb, batch, query, data):
+    # run_bucket over a whole micro-batch, against run_rows_batched for the steps before a cut
+    # and run_bucket for the rest: same emitted rows at the same steps, same frontier reports,
+    # same operator state
+    import pandas as pd
+
+    from streamsql.engine.runtime.spark.host import BucketState, run_bucket, run_rows_batched
+    from streamsql.engine.runtime.spark.timeline import Timeline
+    rows = pd.DataFrame({"rel": batch.steps, "T": batch.rowtimes, "arrival": list(batch.arrivals)})
+    tl = Timeline(batch.points, batch.clocks, T0 - 1)
+    values = list(batch.rows)
+    until = data.draw(st.integers(int(batch.points[0]), int(batch.points[-1]) + 1))
+
+    def emitted(em):
+        return [(e.seq, e.cand.stamp, e.cand.tie, tuple(norm(v) for v in e.cand.row)) for e in em]
+
+    ref, sref = window_op(wb, query)[0], BucketState()
+    em_ref, ch_ref, _ = run_bucket(ref, sref, [(rows, tl)], lambda i, j: values[j])
+    op, sop = window_op(wb, query)[0], BucketState()
+    em, ch, done = run_rows_batched(op, sop, rows, tl, values, until)
+    assert done == int(np.searchsorted(batch.steps, until))
+    rest = rows.iloc[done:].reset_index(drop=True)
+    em2, ch2, _ = run_bucket(op, sop, [(rest, tl)], lambda i, j: values[done + j])
+    assert emitted(em + em2) == emitted(em_ref)
+    assert ch + ch2 == ch_ref
+    assert state(op) == state(ref)

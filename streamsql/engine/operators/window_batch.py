@@ -818,14 +818,14 @@ class _GroupPlan:
         L = np.searchsorted(np.asarray(self.Sb_global, np.int64), self.Xstep[q], "right") - 1
         # events: (partition, time key, position, value, count change)
         rows_of = perm
-        ev_pid, ev_key, ev_pos, ev_val, ev_d = [], [], [], [], []
+        ev_pid, ev_key, ev_val, ev_d = [], [], [], []
         a_sel = hasA & ~skip
-        ev_pid.append(pq[a_sel]); ev_key.append(4 * rows_of[jAc[a_sel]]); ev_pos.append(q[a_sel])
-        ev_val.append(fv[q[a_sel]]); ev_d.append(np.ones(int(a_sel.sum()), np.int64))
-        ev_pid.append(pq[onrow]); ev_key.append(4 * rows_of[jRc[onrow]] + 1); ev_pos.append(q[onrow])
-        ev_val.append(-fv[q[onrow]]); ev_d.append(-np.ones(int(onrow.sum()), np.int64))
-        ev_pid.append(pq[fired]); ev_key.append(4 * L[fired] + 3); ev_pos.append(q[fired])
-        ev_val.append(-fv[q[fired]]); ev_d.append(-np.ones(int(fired.sum()), np.int64))
+        for sel, key, sign in ((a_sel, 4 * rows_of[jAc[a_sel]], 1), (onrow, 4 * rows_of[jRc[onrow]] + 1, -1),
+                               (fired, 4 * L[fired] + 3, -1)):
+            ev_pid.append(pq[sel])
+            ev_key.append(key)
+            ev_val.append(fv[q[sel]] if sign > 0 else -fv[q[sel]])
+            ev_d.append(np.full(int(sel.sum()), sign, np.int64))
         s0 = np.zeros(len(self.parts), np.float64)
         nn0 = np.zeros(len(self.parts), np.int64)
         cps = []
@@ -836,15 +836,22 @@ class _GroupPlan:
                 s0[p], nn0[p] = a.sum, a.nn
                 cps.append(p)
         cps = np.array(cps, np.int64)
-        ev_pid.append(cps); ev_key.append(np.full(len(cps), -4, np.int64)); ev_pos.append(np.full(len(cps), -1, np.int64))
-        ev_val.append(s0[cps]); ev_d.append(np.zeros(len(cps), np.int64))
+        ev_pid.insert(0, cps)
+        ev_key.insert(0, np.full(len(cps), -4, np.int64))
+        ev_val.insert(0, s0[cps])
+        ev_d.insert(0, np.zeros(len(cps), np.int64))
         E_pid = np.concatenate(ev_pid).astype(np.int64)
         E_key = np.concatenate(ev_key).astype(np.int64)
-        E_pos = np.concatenate(ev_pos).astype(np.int64)
         E_val = np.concatenate(ev_val).astype(np.float64)
         E_d = np.concatenate(ev_d).astype(np.int64)
-        order = np.lexsort((E_pos, E_key, E_pid))
-        E_pid, E_key, E_val, E_d = E_pid[order], E_key[order], E_val[order], E_d[order]
+        # each kind of event is already in (partition, time, position) order: a stable sort of
+        # (partition, time) merges them and keeps positions in order within a time
+        KS = 4 * (len(self.Sb_global) + 4)
+        if (len(self.parts) + 1) * KS >= (1 << 62):
+            raise _Fallback()
+        ck = E_pid * KS + (E_key + 8)
+        order = np.argsort(ck, kind="stable")
+        E_pid, E_key, E_val, E_d, ck = E_pid[order], E_key[order], E_val[order], E_d[order], ck[order]
         m = len(E_pid)
         if m:
             newp = np.ones(m, bool)
@@ -862,8 +869,6 @@ class _GroupPlan:
         else:
             nn_after = np.zeros(0, np.int64)
             sums = np.zeros(0, np.float64)
-        KS = 4 * (len(self.Sb_global) + 4)
-        ck = E_pid * KS + (E_key + 8)
         rq = bpid * KS + (4 * perm + 2 + 8)
         i = np.searchsorted(ck, rq, "right") - 1
         ic = np.maximum(i, 0)
