@@ -38,7 +38,6 @@ from .base import INF, Candidate
 _CTX = decimal.Context(prec=80)
 _SAFE = float(1 << 61)      # exact sums below this magnitude fit int64 with room to spare
 _NEVER = np.iinfo(np.int64).max
-_BEFORE = -(1 << 62)        # the step of rows kept from earlier batches
 
 
 @dataclass
@@ -369,9 +368,6 @@ class _GroupPlan:
         o_rows = batch.rowtimes if g.order_key is None else g.order_key.value_array(batch.rowtimes)
         comb_o[bq] = np.asarray(o_rows, np.int64)[perm]
         self.comb_pid, self.comb_o = comb_pid, comb_o
-        comb_row = np.full(total, -1, np.int64)
-        comb_row[bq] = perm
-        self.comb_row = comb_row
         # argument values per call of this window, by position
         ret_vals = [[t[k] for r in runs if r is not None for t in r.vals] for k in range(len(g.calls))]
         self.ret_pos = ret_pos
@@ -409,7 +405,6 @@ class _GroupPlan:
         mark[seg_start[size > 0]] = True
         mark[bq[newlife]] = True
         life_start = np.maximum.accumulate(np.where(mark, np.arange(total), 0)) if total else np.zeros(0, np.int64)
-        self.life_start = life_start
         last = seg_end - 1
         self.fls = np.where(size > 0, life_start[np.maximum(last, 0)] if total else 0, seg_start)
         self.continuing = has_run & (self.fls == seg_start)
