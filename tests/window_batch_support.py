@@ -14,7 +14,7 @@ import numpy as np
 from streamsql.engine.operators.base import encode_ints
 from streamsql.engine.operators.scalar import RowFunction
 from streamsql.engine.operators.window import WindowOp
-from streamsql.engine.operators.window_batch import RowBatch, step_rows
+from streamsql.engine.operators.window_batch import STATS, RowBatch, step_rows
 from streamsql.engine.plan import Project, Window
 
 
@@ -95,14 +95,19 @@ def cuts_every(batch: RowBatch, k: int) -> list[int]:
     return list(range(k, len(batch.points), k))
 
 
-def assert_batch_path_equals_row_path(make, batch: RowBatch, cuts: list[int], stepped=frozenset()):
+def assert_batch_path_equals_row_path(make, batch: RowBatch, cuts: list[int], stepped=frozenset(),
+                                      vectorised: bool = False):
     """Run ``batch`` cut at ``cuts`` through a fresh operator ``make()`` twice: row by row, and
     with the batch path (pieces whose index is in ``stepped`` row by row, to mix both); the
-    outputs and the state after every piece must be equal."""
+    outputs and the state after every piece must be equal. With ``vectorised``, every piece
+    given to the batch path must have been computed by its vectorised part."""
     ref, got = make(), make()
     for i, piece in enumerate(pieces(batch, cuts)):
         want = candidates(step_rows(ref, piece))
+        before = STATS["vectorised"]
         have = candidates(step_rows(got, piece) if i in stepped else got.on_rows(piece))
+        if vectorised and i not in stepped and len(piece):
+            assert STATS["vectorised"] - before == len(piece), f"piece {i} went row by row"
         assert have == want, f"piece {i}: outputs differ"
         sw, sh = state(ref), state(got)
         for k in sw:

@@ -103,6 +103,10 @@ class _Fallback(Exception):
     """The batch needs the row-by-row path."""
 
 
+class _Inconsistent(RuntimeError):
+    """The batch path's own cross-checks failed: a bug, never hidden by the fallback."""
+
+
 class _BadRow(Exception):
     def __init__(self, step: int):
         self.step = step
@@ -127,7 +131,11 @@ def _pieces(op, batch: RowBatch):
             continue
         try:
             plans = [_GroupPlan(op, gi, batch, ev) for gi in range(len(op.groups))]
-        except (_Fallback, OverflowError):
+        except _Inconsistent:
+            raise
+        except Exception:
+            # nothing has changed yet: whatever the row path decides (a value that does not
+            # fit its type, a calculator error) it decides for this batch
             yield batch, step_rows(op, batch), None
             return
         STATS["vectorised"] += len(batch)
@@ -858,7 +866,7 @@ class _GroupPlan:
             nn_before = nn_after - E_d
             starts = (E_key == -4) | ((E_d == 1) & (nn_before == 0))
             if not starts[newp].all():
-                raise RuntimeError("window batch: running sum does not start at a partition's start")
+                raise _Inconsistent("window batch: running sum does not start at a partition's start")
             with np.errstate(over="ignore", invalid="ignore"):
                 sums = segmented_accumulate(E_val, starts)     # an overflow is sent row by row below
         else:
@@ -871,7 +879,7 @@ class _GroupPlan:
         r_nn = np.where(valid, nn_after[ic] if m else 0, 0)
         r_sum = np.where(valid, sums[ic] if m else 0.0, 0.0)
         if not np.array_equal(r_nn, nn):
-            raise RuntimeError("window batch: the replayed sums disagree with the frames' counts")
+            raise _Inconsistent("window batch: the replayed sums disagree with the frames' counts")
         ok = r_nn > 0
         if not np.isfinite(r_sum[ok]).all():
             raise _Fallback()
@@ -890,7 +898,7 @@ class _GroupPlan:
             else:
                 f_nn, f_sum = int(nn0[p]), float(s0[p])
             if f_nn != st["nn"]:
-                raise RuntimeError("window batch: the replayed sum's count disagrees with the final frame")
+                raise _Inconsistent("window batch: the replayed sum's count disagrees with the final frame")
             st["sum"] = None if f_nn == 0 else f_sum
 
 
