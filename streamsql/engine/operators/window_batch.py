@@ -23,7 +23,9 @@ that could leave 62 bits, an expression that fails on a row) is stepped row by r
 from __future__ import annotations
 
 import decimal
+import gc
 import heapq
+from contextlib import contextmanager
 from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
@@ -99,6 +101,19 @@ def step_rows(op, batch: RowBatch) -> list[Candidate]:
     return out
 
 
+@contextmanager
+def _gc_paused():
+    """No cyclic garbage collection while a batch builds its state: it makes millions of
+    tuples and deques, none cyclic, and each collection would walk all of the state."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class _Fallback(Exception):
     """The batch needs the row-by-row path."""
 
@@ -129,17 +144,21 @@ def _pieces(op, batch: RowBatch):
             yield one, step_rows(op, one), None
             batch = rest
             continue
-        try:
-            plans = [_GroupPlan(op, gi, batch, ev) for gi in range(len(op.groups))]
-        except _Inconsistent:
-            raise
-        except Exception:
-            # nothing has changed yet: whatever the row path decides (a value that does not
-            # fit its type, a calculator error) it decides for this batch
+        with _gc_paused():
+            try:
+                plans = [_GroupPlan(op, gi, batch, ev) for gi in range(len(op.groups))]
+            except _Inconsistent:
+                raise
+            except Exception:
+                plans = None
+            # (nothing has changed yet: whatever the row path decides, a value that does not
+            # fit its type or a calculator error, it decides for this batch)
+            cols = _commit(op, plans) if plans is not None else None
+        if cols is None:
             yield batch, step_rows(op, batch), None
             return
         STATS["vectorised"] += len(batch)
-        yield batch, None, _commit(op, plans)
+        yield batch, None, cols
         return
 
 
@@ -443,15 +462,14 @@ class _GroupPlan:
         self.lo_state = seg_start + np.array([r.lo - r.base if r is not None else 0 for r in runs], np.int64)
         self.hi_state = seg_start + np.array([r.hi - r.base if r is not None else -1 for r in runs], np.int64)
         self._final_positions(batch)
+        # the surviving partitions, and how their positions map to the indices their run counts
+        A = self.A = np.flatnonzero(self.alive)
+        self.fa_lo, self.fa_hi = self.flo[A], self.hi_f[A]
+        self.fa_off = (np.where(self.continuing, self.idx0, 0) - self.fls)[A]
         self._chain(batch)
         self.results = [self._call(k, batch) for k in range(len(g.calls))]
 
     # ------------------------------------------------------------------ positions -> state
-
-    def index_of(self, q, p):
-        """Row index in its run (what ``_Run`` counts) of position ``q`` in partition ``p``'s
-        final life."""
-        return int(q - self.fls[p] + (self.idx0[p] if self.continuing[p] else 0))
 
     def _final_positions(self, batch):
         """Per partition: last batch row of the final life, and the final base/lo/hi."""
@@ -541,15 +559,14 @@ class _GroupPlan:
     # ------------------------------------------------------------------ aggregates
 
     def _call(self, k: int, batch) -> dict:
-        """Per batch row (batch order) the call's value, and per surviving partition its
-        accumulator's final fields."""
+        """Per batch row (batch order) the call's value, and, aligned with the surviving
+        partitions (``self.A``), its accumulator's final fields as lists."""
         op, g = self.op, self.g
         c = g.calls[k]
         call = op.node.calls[c]
-        fn, t = call.agg.fn, call.agg.type
-        need = op.needs[c]
+        fn = call.agg.fn
         vals = self.vals[k]
-        total, N = self.total, len(self.bq)
+        N = len(self.bq)
         nonnull = vals.nonnull
         Pnn = np.concatenate(([0], np.cumsum(nonnull))).astype(np.int64)
         lo, hi, bpid = self.lo, self.hi, self.bpid
@@ -562,29 +579,19 @@ class _GroupPlan:
         n_rows = np.where(empty, 0, hi - lo + 1) + c_n[bpid]
         nn = np.where(empty, 0, Pnn[hi + 1] - Pnn[np.minimum(lo, hi + 1)]) + c_nn[bpid]
         out = np.empty(N, object)
-        fin = {}
-
-        def frame_final(p):
-            return int(self.flo[p]), int(self.hi_f[p])
-
-        alive = np.flatnonzero(self.alive).tolist()
-        for p in alive:
-            lf, hf = frame_final(p)
-            e = hf < lf
-            fin[p] = {"n": (0 if e else hf - lf + 1) + int(c_n[p]),
-                      "nn": (0 if e else int(Pnn[hf + 1] - Pnn[lf])) + int(c_nn[p])}
-
+        A, lf, hf = self.A, self.fa_lo, self.fa_hi
+        ef = hf < lf
+        nnA = np.where(ef, 0, Pnn[hf + 1] - Pnn[np.minimum(lf, hf + 1)]) + c_nn[A]
+        fin = {"n": (np.where(ef, 0, hf - lf + 1) + c_n[A]).tolist(), "nn": nnA.tolist(), "nn_arr": nnA}
         if fn == "COUNT":
             out[:] = (n_rows if call.agg.arg is None else nn).tolist()
         elif fn in ("SUM", "AVG"):
             self._sums(k, call, vals, nonnull, nn, carried, fin, out)
         elif fn in ("MIN", "MAX"):
-            self._minmax(fn, vals, nonnull, nn, carried, fin, out, need)
+            self._minmax(fn, vals, nonnull, carried, fin, out)
         elif fn == "FIRST_VALUE":
             self._first(vals, nonnull, carried, fin, out)
-        elif fn == "LAST_VALUE":
-            pass
-        else:
+        elif fn != "LAST_VALUE":
             raise _Fallback()
         self._last(vals, nonnull, carried, fin, out if fn == "LAST_VALUE" else None)
         res = np.empty(N, object)
@@ -598,31 +605,42 @@ class _GroupPlan:
         nextnn = np.minimum.accumulate(np.where(nonnull, pos, _NEVER)[::-1])[::-1] if total else pos
         return prevnn, nextnn
 
+    def _pairs(self, pos: np.ndarray, seg: np.ndarray, vals: "_Vals") -> list:
+        """``(row index, value)`` of positions ``pos`` (of surviving partitions ``seg``)."""
+        return list(zip((pos + self.fa_off[seg]).tolist(), vals.pick(pos)))
+
+    def _per_partition(self, items: list, seg: np.ndarray) -> list[list]:
+        """``items`` (ordered by surviving partition ``seg``) as one list per partition."""
+        ends = np.cumsum(np.bincount(seg, minlength=len(self.A))).tolist()
+        starts = [0] + ends[:-1]
+        return [items[a:b] for a, b in zip(starts, ends)]
+
     def _first(self, vals, nonnull, carried, fin, out):
         lo, hi, bpid = self.lo, self.hi, self.bpid
         _prev, nextnn = self._nonnull_index(nonnull)
         cum = not self.sliding
-        f = nextnn[np.minimum(lo, self.total - 1)] if self.total else lo
+        top = max(self.total - 1, 0)
+        f = nextnn[np.minimum(lo, top)] if self.total else lo
         ok = (hi >= lo) & (f <= hi)
         cf = [a.firstq[0] if (cum and a is not None and a.firstq) else None for a in carried]
         has_c = np.array([x is not None for x in cf], bool)
-        res = np.where(ok, f, -1)
         out[:] = None
         sel = ok & ~has_c[bpid]
-        out[sel] = vals.pick(res[sel])
+        out[sel] = vals.pick(f[sel])
         for j in np.flatnonzero(has_c[bpid]).tolist():
             out[j] = cf[int(bpid[j])][1]
-        for p, st in fin.items():
-            lf, hf = int(self.flo[p]), int(self.hi_f[p])
-            if cum:
-                if cf[p] is not None:
-                    st["firstq"] = [cf[p]]
-                else:
-                    j = int(nextnn[lf]) if hf >= lf else _NEVER
-                    st["firstq"] = [(self.index_of(j, p), vals.one(j))] if j <= hf else []
-            else:
-                js = lf + np.flatnonzero(nonnull[lf:hf + 1])
-                st["firstq"] = [(self.index_of(j, p), v) for j, v in zip(js.tolist(), vals.pick(js))]
+        A, lf, hf = self.A, self.fa_lo, self.fa_hi
+        if cum:
+            j = nextnn[np.minimum(lf, top)] if self.total else lf
+            hasc = np.array([cf[p] is not None for p in A.tolist()], bool)
+            mine = (hf >= lf) & (j <= hf) & ~hasc          # a carried first value stays first
+            pairs = iter(self._pairs(j[mine], np.flatnonzero(mine), vals))
+            fin["firstq"] = [[cf[p]] if c else ([next(pairs)] if m else [])
+                             for p, c, m in zip(A.tolist(), hasc.tolist(), mine.tolist())]
+        else:
+            pos, seg = _ranges(lf, hf)
+            keep = nonnull[pos]
+            fin["firstq"] = self._per_partition(self._pairs(pos[keep], seg[keep], vals), seg[keep])
 
     def _last(self, vals, nonnull, carried, fin, out):
         lo, hi, bpid = self.lo, self.hi, self.bpid
@@ -639,33 +657,30 @@ class _GroupPlan:
                 for j in np.flatnonzero(~ok).tolist():
                     x = cl[int(bpid[j])]
                     out[j] = None if x is None else x[1]
-        for p, st in fin.items():
-            lf, hf = int(self.flo[p]), int(self.hi_f[p])
-            fl = int(self.seg_start[p]) if cum else lf
-            j = int(prevnn[hf]) if hf >= 0 and hf >= fl else -1
-            if hf >= fl and j >= max(fl, int(self.fls[p])):
-                st["last"] = (self.index_of(j, p), vals.one(j))
-            elif cum and carried[p] is not None:
-                st["last"] = carried[p].last
-            else:
-                st["last"] = None
+        A, lf, hf = self.A, self.fa_lo, self.fa_hi
+        flo = self.seg_start[A] if cum else lf
+        j = prevnn[np.maximum(hf, 0)] if self.total else hf
+        okA = (hf >= flo) & (hf >= 0) & (j >= np.maximum(flo, self.fls[A]))
+        pairs = iter(self._pairs(j[okA], np.flatnonzero(okA), vals))
+        fin["last"] = [next(pairs) if o else (carried[p].last if cum and carried[p] is not None else None)
+                       for p, o in zip(A.tolist(), okA.tolist())]
 
-    def _minmax(self, fn, vals, nonnull, nn, carried, fin, out, need):
+    def _minmax(self, fn, vals, nonnull, carried, fin, out):
         lo, hi, bpid = self.lo, self.hi, self.bpid
         cum = not self.sliding
         q = "minq" if fn == "MIN" else "maxq"
+        A, lf, hf = self.A, self.fa_lo, self.fa_hi
         cbest = [getattr(a, q)[0] if (cum and a is not None and getattr(a, q)) else None for a in carried]
         nn_pos = np.flatnonzero(nonnull)
         extra = [x[1] for x in cbest if x is not None]
         if not len(nn_pos) and not extra:
-            out[:] = [x[1] if x is not None else None for x in (cbest[p] for p in bpid.tolist())] if len(bpid) else []
-            for p, st in fin.items():
-                st[q] = [cbest[p]] if cbest[p] is not None else []
+            out[:] = None
+            fin[q] = [[] for _ in A.tolist()]
             return
         ranks = _ranks(vals, nn_pos, extra)
         nr = int(ranks.max()) + 1
         M = self.total + 1
-        if nr * M >= (1 << 62):
+        if nr * M >= (1 << 62) or (len(self.parts) + 1) * (nr + 2) >= (1 << 62):
             raise _Fallback()
         rr = ranks if fn == "MIN" else (nr - 1 - ranks)
         keys = np.full(self.total, I64_MAX, np.int64)
@@ -682,31 +697,30 @@ class _GroupPlan:
         out[:] = None
         got = best != I64_MAX
         fromc = got & (best % M == M - 1)
-        pos = np.where(got & ~fromc, best % M, 0)
         sel = got & ~fromc
-        out[sel] = vals.pick(pos[sel])
+        out[sel] = vals.pick(best[sel] % M)
         for j in np.flatnonzero(fromc).tolist():
             out[j] = cbest[int(bpid[j])][1]
-        for p, st in fin.items():
-            lf, hf = int(self.flo[p]), int(self.hi_f[p])
-            if cum:
-                b = int(range_min(keys, np.array([lf]), np.array([hf]))[0]) if hf >= lf else I64_MAX
-                b = min(b, int(crank[p]))
-                if b == I64_MAX:
-                    st[q] = []
-                elif b % M == M - 1:
-                    st[q] = [cbest[p]]
-                else:
-                    j = b % M
-                    st[q] = [(self.index_of(j, p), vals.one(j))]
-            else:
-                kk = keys[lf:hf + 1] // M if hf >= lf else np.zeros(0, np.int64)
-                kk = np.where(keys[lf:hf + 1] == I64_MAX, I64_MAX, kk) if hf >= lf else kk
-                # kept: non-null rows no later row of the frame beats (ties stay)
-                after = np.append(np.minimum.accumulate(kk[::-1])[::-1][1:], I64_MAX) if len(kk) else kk
-                keep = np.flatnonzero((kk != I64_MAX) & (kk <= after))
-                js = lf + keep
-                st[q] = [(self.index_of(j, p), v) for j, v in zip(js.tolist(), vals.pick(js))]
+        if cum:
+            b = np.minimum(range_min(keys, lf, hf), crank[A])
+            mine = (b != I64_MAX) & (b % M != M - 1)
+            pairs = iter(self._pairs(b[mine] % M, np.flatnonzero(mine), vals))
+            fin[q] = [[next(pairs)] if m else ([cbest[p]] if bb != I64_MAX else [])
+                      for p, m, bb in zip(A.tolist(), mine.tolist(), b.tolist())]
+        else:
+            # kept in the queue: the frame's non-null rows that no later row of it beats (ties
+            # stay); a suffix minimum per frame, frames kept apart by an offset per frame
+            pos, seg = _ranges(lf, hf)
+            kk = np.where(keys[pos] == I64_MAX, nr + 1, keys[pos] // M)
+            big = nr + 2
+            v = seg * big + kk
+            incl = np.minimum.accumulate(v[::-1])[::-1] if len(v) else v
+            after = np.full(len(v), I64_MAX, np.int64)
+            if len(v) > 1:
+                same = seg[1:] == seg[:-1]
+                after[:-1] = np.where(same, incl[1:], I64_MAX)
+            keep = (kk <= nr) & (v <= after)
+            fin[q] = self._per_partition(self._pairs(pos[keep], seg[keep], vals), seg[keep])
 
     def _sums(self, k, call, vals, nonnull, nn, carried, fin, out):
         at = call.agg.arg.type if call.agg.arg is not None else None
@@ -766,17 +780,18 @@ class _GroupPlan:
             out[ok] = fit_int_array(s[ok], t).tolist()
         else:
             out[ok] = avg_int_array(s[ok], nn[ok], t).tolist()
-        for p, st in fin.items():
-            lf, hf = int(self.flo[p]), int(self.hi_f[p])
-            m = (0.0 if hf < lf else float(Pa[hf + 1] - Pa[lf])) + abs(float(cs[p]))
-            if m >= _SAFE:
-                raise _Fallback()
+        A, lf, hf = self.A, self.fa_lo, self.fa_hi
+        ef = hf < lf
+        l2 = np.minimum(lf, hf + 1)
+        m = np.where(ef, 0.0, Pa[hf + 1] - Pa[l2]) + np.abs(cs[A].astype(np.float64))
+        if np.any(m >= _SAFE):
+            raise _Fallback()
+        with np.errstate(over="ignore"):
             # prefix sums may wrap; their difference is exact when the frame's sum fits
-            tot = (0 if hf < lf else (int(Ps[hf + 1]) - int(Ps[lf]) + (1 << 63)) % (1 << 64) - (1 << 63)) + int(cs[p])
-            if st["nn"] == 0:
-                st["sum"] = None
-            else:
-                st["sum"] = decimal.Decimal(tot).scaleb(-scale, _CTX) if dec else tot
+            tot = (np.where(ef, 0, Ps[hf + 1] - Ps[l2]) + cs[A]).tolist()
+        if dec:
+            tot = [decimal.Decimal(x).scaleb(-scale, _CTX) for x in tot]
+        fin["sum"] = [None if n == 0 else x for n, x in zip(fin["nn"], tot)]
 
     def _float_sums(self, k, call, vals, nonnull, nn, carried, fin, out):
         """Replay the row path's running float sum: per partition, the additions (a row entering
@@ -889,17 +904,28 @@ class _GroupPlan:
         else:
             out[ok] = (r_sum[ok] / r_nn[ok]).tolist()
         # final running sum per surviving partition: after its last event
+        A = self.A
         if m:
-            lastev = np.searchsorted(E_pid, np.arange(len(self.parts)), "right") - 1
-            lastev = np.where((lastev >= 0) & (E_pid[np.maximum(lastev, 0)] == np.arange(len(self.parts))), lastev, -1)
-        for p, st in fin.items():
-            if m and lastev[p] >= 0:
-                f_nn, f_sum = int(nn_after[lastev[p]]), float(sums[lastev[p]])
-            else:
-                f_nn, f_sum = int(nn0[p]), float(s0[p])
-            if f_nn != st["nn"]:
-                raise _Inconsistent("window batch: the replayed sum's count disagrees with the final frame")
-            st["sum"] = None if f_nn == 0 else f_sum
+            lastev = np.searchsorted(E_pid, A, "right") - 1
+            has = (lastev >= 0) & (E_pid[np.maximum(lastev, 0)] == A)
+            f_nn = np.where(has, nn_after[np.maximum(lastev, 0)], nn0[A])
+            f_sum = np.where(has, sums[np.maximum(lastev, 0)], s0[A])
+        else:
+            f_nn, f_sum = nn0[A], s0[A]
+        if not np.array_equal(f_nn, fin["nn_arr"]):
+            raise _Inconsistent("window batch: the replayed sum's count disagrees with the final frame")
+        fin["sum"] = [None if n == 0 else x for n, x in zip(f_nn.tolist(), f_sum.tolist())]
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All positions of the ranges ``[lo[i], hi[i]]`` (empty where ``hi < lo``), in order, and
+    the range ``i`` each belongs to."""
+    n = np.maximum(np.asarray(hi, np.int64) - np.asarray(lo, np.int64) + 1, 0)
+    seg = np.repeat(np.arange(len(n), dtype=np.int64), n)
+    if not len(seg):
+        return np.zeros(0, np.int64), seg
+    starts = np.cumsum(n) - n
+    return np.arange(len(seg), dtype=np.int64) - starts[seg] + np.asarray(lo, np.int64)[seg], seg
 
 
 def _ranks(vals: _Vals, pos: np.ndarray, extra: list) -> np.ndarray:
@@ -936,6 +962,8 @@ def _commit(op, plans: list[_GroupPlan]) -> list[list]:
     for pl in plans:
         g = pl.g
         touched = {part: p for p, part in enumerate(pl.parts)}
+        nth = {p: i for i, p in enumerate(pl.A.tolist())}
+        kept = pl.kept_rows()
         new_runs: dict = {}
         heap: list = []
         for part, run in g.runs.items():
@@ -944,22 +972,20 @@ def _commit(op, plans: list[_GroupPlan]) -> list[list]:
                 new_runs[part] = run
                 continue
             if pl.continuing[p] and pl.alive[p]:
-                new_runs[part] = pl.build(p, run)
-        fresh = sorted((last_life[(pl.gi, p)], p) for p in range(len(pl.parts))
-                       if pl.alive[p] and not pl.continuing[p])
+                new_runs[part] = pl.build(nth[p], run, kept)
+        fresh = sorted((last_life[(pl.gi, p)], p) for p in np.flatnonzero(pl.alive & ~pl.continuing).tolist())
         for r, p in fresh:
             run = _Run(len(g.calls), serial_of[(pl.gi, p, r)])
-            new_runs[pl.parts[p]] = pl.build(p, run)
+            new_runs[pl.parts[p]] = pl.build(nth[p], run, kept)
         keep = {id(run) for part, run in new_runs.items() if part not in touched}
         for when, serial, part in g.expiry:
             run = g.runs.get(part)
             if run is not None and run.serial == serial and id(run) in keep:
                 heap.append((when, serial, part))
         if pl.kind != "plain":
-            for p in range(len(pl.parts)):
-                if pl.alive[p]:
-                    run = new_runs[pl.parts[p]]
-                    heap.append((int(pl.when[p]), run.serial, pl.parts[p]))
+            for p, w in zip(pl.A.tolist(), pl.when[pl.A].tolist()):
+                part = pl.parts[p]
+                heap.append((w, new_runs[part].serial, part))
         heapq.heapify(heap)
         g.runs = new_runs
         g.expiry = heap
@@ -972,35 +998,47 @@ def _commit(op, plans: list[_GroupPlan]) -> list[list]:
     return res
 
 
-def _build(self: _GroupPlan, p: int, run):
-    """Fill ``run`` (kept or new) with partition ``p``'s final state."""
+def _build(self: _GroupPlan, i: int, run, kept):
+    """Fill ``run`` (kept or new) with the final state of the ``i``-th surviving partition;
+    ``kept`` holds the order values and argument tuples of the rows all surviving partitions
+    keep, one partition after another, where each begins, and their frames' indices."""
     from .window import _SlidingAcc
-    lo_f, hi_f, base_f = int(self.lo_f[p]), int(self.hi_f[p]), int(self.base_f[p])
-    end = int(self.seg_end[p])
-    run.o = deque(self.comb_o[base_f:end].tolist())
-    if self.vals:
-        cols = [v.pick(np.arange(base_f, end)) for v in self.vals]
-        run.vals = deque(zip(*cols))
-    else:
-        run.vals = deque([()] * (end - base_f))
-    run.base = self.index_of(base_f, p)
-    run.lo = self.index_of(lo_f, p)
-    run.hi = self.index_of(hi_f, p)
-    if not self.sliding:
-        run.lo = int(self.lo_state[p] - self.seg_start[p] + self.idx0[p]) if self.continuing[p] else 0
+    o_all, v_all, starts, base, lo, hi = kept
+    a, b = starts[i], starts[i + 1]
+    run.o = deque(o_all[a:b])
+    run.vals = deque(v_all[a:b])
+    run.base, run.lo, run.hi = base[i], lo[i], hi[i]
     accs = []
-    for k, _c in enumerate(self.g.calls):
-        st = self.results[k]["final"][p]
-        a = _SlidingAcc()
-        a.n, a.nn = st["n"], st["nn"]
-        a.sum = st.get("sum")
-        a.minq = deque(st.get("minq", []))
-        a.maxq = deque(st.get("maxq", []))
-        a.firstq = deque(st.get("firstq", []))
-        a.last = st.get("last")
-        accs.append(a)
+    for res in self.results:
+        st = res["final"]
+        acc = _SlidingAcc.__new__(_SlidingAcc)
+        acc.n, acc.nn = st["n"][i], st["nn"][i]
+        acc.sum = st["sum"][i] if "sum" in st else None
+        acc.minq = deque(st["minq"][i]) if "minq" in st else deque()
+        acc.maxq = deque(st["maxq"][i]) if "maxq" in st else deque()
+        acc.firstq = deque(st["firstq"][i]) if "firstq" in st else deque()
+        acc.last = st["last"][i]
+        accs.append(acc)
     run.acc = accs
     return run
 
 
+def _kept_rows(self: _GroupPlan):
+    """The rows the surviving partitions keep (order values, argument tuples: all partitions in
+    one list each, and where each partition's begin), and their runs' base, lo and hi."""
+    A = self.A
+    pos, seg = _ranges(self.base_f[A], self.seg_end[A] - 1)
+    o_all = self.comb_o[pos].tolist()
+    cols = [v.pick(pos) for v in self.vals]
+    v_all = list(zip(*cols)) if cols else [()] * len(pos)
+    starts = [0] + np.cumsum(np.bincount(seg, minlength=len(A))).tolist()
+    off = self.fa_off
+    if self.sliding:
+        lo = (self.lo_f[A] + off).tolist()
+    else:   # a cumulative frame's start stays where the run had it (0 for a new one)
+        lo = np.where(self.continuing, self.lo_state - self.seg_start + self.idx0, 0)[A].tolist()
+    return o_all, v_all, starts, (self.base_f[A] + off).tolist(), lo, (self.hi_f[A] + off).tolist()
+
+
 _GroupPlan.build = _build
+_GroupPlan.kept_rows = _kept_rows
