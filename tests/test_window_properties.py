@@ -2,7 +2,9 @@
 streams, every output row of an OVER query equals what a Spark *batch* query computes for that row
 over the accepted rows: RANGE frames (with the peer rule: rows with the same rowtime that arrived
 earlier are in) as an interval self-join, ROWS frames as Spark window functions; and released rows
-never go backwards in stamp. The engine runs on the local runtime.
+never go backwards in stamp. The engine runs on the local runtime; the operator's batch path
+(``WindowOp.on_rows``, issue 12) is held to the same Spark results with the rows cut into batches
+of 1, 7 or all of them.
 """
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import streamsql
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from streamsql.engine.operators.window_batch import STATS
 from test_aggregate_support import (MINUTE, accepted_rows, assert_stamps_never_go_backwards, event_strategy,
                                           flush, multiset, spark_rows, start_queries)
+from window_batch_support import cuts_every, make_batch, pieces, window_op
 
 HOUR_MS = 3_600_000
 
@@ -77,9 +81,47 @@ def test_over_final_content_equals_spark_batch(spark, events, A, n, offset):
         assert len(q.rows) == len(acc.get("S", []))
         assert [o.step - q.start_seq - 1 for o in q.rows] == [i for i, _t, _v in acc.get("S", [])]
         got = multiset([(o.rowtime,) + tuple(o.values) for o in q.rows])
-        ref = REFERENCE.format(H=HOUR_MS, A=A * MINUTE, n=n, lo=lo * MINUTE, hi=hi * MINUTE)
-        want = multiset([tuple(r) for r in spark.sql(ref).collect()])
-        assert got == want
+        assert got == spark_reference(spark, A, n, lo, hi)
         event("rows" if got else "no rows")
+    finally:
+        wb.close()
+
+
+def spark_reference(spark, A, n, lo, hi):
+    ref = REFERENCE.format(H=HOUR_MS, A=A * MINUTE, n=n, lo=lo * MINUTE, hi=hi * MINUTE)
+    return multiset([tuple(r) for r in spark.sql(ref).collect()])
+
+
+def s_steps(events, outcomes):
+    """The steps of S as its OVER operator sees them: (S's clock after the event, its row)."""
+    steps = []
+    for e, o in zip(events, outcomes):
+        if e.stream.upper() != "S" or o.status not in ("ok", "eclipsed"):
+            continue
+        rows = [(e.rowtime, (e.values["k"], e.values["x"]))] if e.kind == "row" else []
+        steps.append((o.bound_after, rows))
+    return steps
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(events=EVENTS, A=st.sampled_from([0, 5, 30, 60]), n=st.sampled_from([0, 1, 3]),
+       offset=st.sampled_from([(10, 5), (30, 0), (5, 5), (60, 20)]), size=st.sampled_from([1, 7, 1000]))
+def test_over_batch_path_equals_spark_batch(spark, events, A, n, offset, size):
+    lo, hi = offset
+    wb = streamsql.Workbench(engine="local", durable=False, trace=False)
+    try:
+        wb.execute(DDL)
+        outcomes = wb.inject(events)
+        acc = accepted_rows(events, outcomes)
+        spark_rows(spark, "s_rows", [(i, 0, t, v["k"], v["x"]) for i, t, v in acc.get("S", [])], SCHEMA)
+        op, proj = window_op(wb, QUERY.format(A=A, n=n, lo=lo, hi=hi))
+        batch = make_batch(s_steps(events, outcomes))
+        before = STATS["vectorised"]
+        got = []
+        for piece in pieces(batch, cuts_every(batch, size)):
+            got += [proj.apply(c.stamp, c.row) for c in op.on_rows(piece)]
+        assert STATS["vectorised"] - before == len(batch)
+        assert multiset([(rt,) + tuple(v) for rt, v in got]) == spark_reference(spark, A, n, lo, hi)
     finally:
         wb.close()

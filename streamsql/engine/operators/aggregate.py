@@ -24,7 +24,7 @@ from ..functions import CalcError
 from ..functions.errors import operand_name, show_value
 from ..functions.spec import fit, out_of_range
 from ..plan import AggCall, Aggregate
-from ..types import SqlType
+from ..types import INT_BITS, SqlType
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 from .describe import STATE_LIMIT, AggregateState, OpenGroup, merged_items, total
 
@@ -214,6 +214,30 @@ def _avg(s, n: int, t: SqlType):
     if t.name == "DECIMAL":
         return fit(_CTX.divide(decimal.Decimal(s), decimal.Decimal(n)), t)
     return float(s) / n
+
+
+def fit_int_array(s: np.ndarray, t: SqlType) -> np.ndarray:
+    """:func:`_fit` of exact int64 sums, all at once (the same rule; other types one by one). A
+    sum that does not fit its type raises, as :func:`_fit` does: the caller's batch then goes row
+    by row, where the row path decides (a calculator error)."""
+    if t.is_integer:
+        bits = INT_BITS[t.name]
+        s = s.astype(np.int64)
+        if bits < 64:
+            half = 1 << (bits - 1)
+            if len(s) and (int(s.min()) < -half or int(s.max()) >= half):
+                raise OverflowError(f"a sum does not fit {t.name}")
+        return s
+    return np.array([_fit(int(v), t) for v in s.tolist()], dtype=object)
+
+
+def avg_int_array(s: np.ndarray, n: np.ndarray, t: SqlType) -> np.ndarray:
+    """:func:`_avg` of exact int64 sums over ``n`` values, all at once: integers truncated
+    toward zero (the same rule; other types one by one)."""
+    if t.is_integer:
+        q = np.abs(s) // n
+        return fit_int_array(np.where(s >= 0, q, -q), t)
+    return np.array([_avg(int(v), int(k), t) for v, k in zip(s.tolist(), n.tolist())], dtype=object)
 
 
 # --------------------------------------------------------------------------- the operator

@@ -364,6 +364,19 @@ class WindowOp(Refusing, Operator):
             run.vals.popleft()
             run.base += 1
 
+    def on_rows(self, batch) -> list[Candidate]:
+        """A whole :class:`~.window_batch.RowBatch` at once: the candidates and the state that
+        calling :meth:`on_row` and :meth:`on_clocks` step by step would give (vectorised; see
+        ``window_batch``)."""
+        from .window_batch import on_rows
+        return on_rows(self, batch)
+
+    def on_rows_values(self, batch):
+        """Like :meth:`on_rows` without building candidates: ``(indices of the rows that
+        produced an output, per call the values of those rows)`` (see ``window_batch``)."""
+        from .window_batch import on_rows_values
+        return on_rows_values(self, batch)
+
     # ------------------------------------------------------------------ expiry
 
     def _schedule(self, g: _Group, part, run: _Run, t: int):

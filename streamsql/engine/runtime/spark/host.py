@@ -149,6 +149,49 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
     return BucketRun(emitted, changes, clocks_tl, errors, tr)
 
 
+def run_rows_batched(op: Operator, st: BucketState, rows: pd.DataFrame, tl: Timeline, values: list,
+                     until: int) -> tuple[list[Emitted], list[tuple], int]:
+    """The steps before ``until`` of a one-input operator that takes many steps at once
+    (``on_rows_values``: OVER windows), with the outcome :func:`run_bucket`'s loop has for them:
+    every output leaves at its row's own step (the present has reached its stamp there: the
+    input clock at a row's usable step is at least its stamp), and the report of the frontier
+    parameters, if it changes, comes at the first step the loop would have visited. ``rows``
+    (usable rows in order: ``rel``, ``T``, ``arrival``) and ``values`` (their operator tuples)
+    are those of :func:`run_bucket`; the caller steps the rows from the returned count on, and
+    the loop then starts at ``until`` by itself (the operator's wake-ups lie past the clocks it
+    has seen). Nothing is done (0 rows) for other operators, or with rows held."""
+    from ...operators.window_batch import RowBatch
+    if not hasattr(op, "on_rows_values") or st.held or op.n_params or op.n_inputs != 1:
+        return [], [], 0
+    rel = rows["rel"].to_numpy().astype(np.int64) if len(rows) else np.zeros(0, np.int64)
+    done = int(np.searchsorted(rel, until, side="left"))
+    pts = union_points(tl.seqs[tl.seqs < until], rel[:done])
+    if not len(pts):
+        return [], [], 0
+    clocks = tl.at(pts)
+    # the first step the loop visits: a row's, or where the clock crosses the wake-up
+    wake = op.wakeups()[0]
+    first = int(rel[0]) if done else INF
+    j = int(np.searchsorted(clocks, wake, side="left")) if wake < INF else len(pts)
+    if j < len(pts):
+        first = min(first, int(pts[j]))
+    stamps = rows["T"].to_numpy()[:done].astype(np.int64)
+    arrivals = list(rows["arrival"][:done])
+    batch = RowBatch(rel[:done], stamps, values[:done], arrivals, pts, clocks)
+    idx, cols = op.on_rows_values(batch)
+    if len(idx) and bool(np.any(stamps[idx] > tl.at(rel[idx]))):
+        raise RuntimeError("run_rows_batched: an output is stamped past the present at its step")
+    emitted = [Emitted(s, Candidate(t, a, tuple(values[i]) + tuple(v)))
+               for s, t, a, i, v in zip(rel[idx].tolist(), stamps[idx].tolist(), [arrivals[i] for i in idx.tolist()],
+                                        idx.tolist(), zip(*cols) if cols else [()] * len(idx))]
+    changes = []
+    rep = tuple(int(x) for x in op.bound_params()) + (INF,)
+    if rep != st.last and first < INF:
+        changes.append((first,) + rep)
+        st.last = rep
+    return emitted, changes, done
+
+
 # --------------------------------------------------------------------------- the consumer's side
 
 @dataclass
