@@ -294,12 +294,14 @@ def test_host_helper_then_run_bucket_equals_run_bucket(wb, batch, query, data):
         return [(e.seq, e.cand.stamp, e.cand.tie, tuple(norm(v) for v in e.cand.row)) for e in em]
 
     ref, sref = window_op(wb, query)[0], BucketState()
-    em_ref, ch_ref, _ = run_bucket(ref, sref, [(rows, tl)], lambda i, j: values[j])
+    r = run_bucket(ref, sref, [(rows, tl)], lambda i, j: values[j])
+    em_ref, ch_ref = r.emitted, r.changes
     op, sop = window_op(wb, query)[0], BucketState()
     em, ch, done = run_rows_batched(op, sop, rows, tl, values, until)
     assert done == int(np.searchsorted(batch.steps, until))
     rest = rows.iloc[done:].reset_index(drop=True)
-    em2, ch2, _ = run_bucket(op, sop, [(rest, tl)], lambda i, j: values[done + j])
+    r2 = run_bucket(op, sop, [(rest, tl)], lambda i, j: values[done + j])
+    em2, ch2 = r2.emitted, r2.changes
     assert emitted(em + em2) == emitted(em_ref)
     assert ch + ch2 == ch_ref
     assert state(op) == state(ref)

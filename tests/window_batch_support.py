@@ -62,7 +62,7 @@ def state(op: WindowOp) -> dict:
                  [acc(a) for a in r.acc]) for part, r in g.runs.items()]
         groups.append((runs, sorted(g.expiry)))
     return {"serial": op.serial, "wakeups": tuple(op.wakeups()), "state_size": op.state_size(),
-            "describe": op.describe_state(), "bound_params": op.bound_params(), "groups": groups}
+            "describe": op.trace_state([op.state_view()]), "bound_params": op.bound_params(), "groups": groups}
 
 
 def make_batch(steps: list[tuple[int, list[tuple[int, tuple]]]]) -> RowBatch:
