@@ -36,6 +36,7 @@ from ..expr import Col, Lit
 from .aggregate import _avg, _fit, avg_int_array, fit_int_array
 from .arrays import I64_MAX, GroupedSearch, range_min, segmented_accumulate
 from .base import INF, Candidate
+from .window_runs import _Run, _SlidingAcc
 
 _CTX = decimal.Context(prec=80)
 _SAFE = float(1 << 61)      # exact sums below this magnitude fit int64 with room to spare
@@ -950,7 +951,6 @@ def _ranks(vals: _Vals, pos: np.ndarray, extra: list) -> np.ndarray:
 # --------------------------------------------------------------------------- commit
 
 def _commit(op, plans: list[_GroupPlan]) -> list[list]:
-    from .window import _Run
     # serial numbers: runs are created in row order, windows in order within a row
     created = sorted((int(pl.perm[j]), pl.gi, int(pl.bpid[j])) for pl in plans
                      for j in np.flatnonzero(pl.newlife).tolist())
@@ -1002,7 +1002,6 @@ def _build(self: _GroupPlan, i: int, run, kept):
     """Fill ``run`` (kept or new) with the final state of the ``i``-th surviving partition;
     ``kept`` holds the order values and argument tuples of the rows all surviving partitions
     keep, one partition after another, where each begins, and their frames' indices."""
-    from .window import _SlidingAcc
     o_all, v_all, starts, base, lo, hi = kept
     a, b = starts[i], starts[i + 1]
     run.o = deque(o_all[a:b])
