@@ -7,11 +7,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SCENARIOS = SHARED / "scenarios" if (SHARED / "scenarios").exists() else ROOT / "tests" / "scenarios" / "shared"
 PROJECT_SCENARIOS = ROOT / "tests" / "scenarios"
+
+# No shrinking by default: a failing example of a Spark property test costs a minute, and
+# hypothesis would rerun it for many minutes (once past CI's budget) to shrink a random seed.
+# The failing example is printed either way; STREAMSQL_HYPOTHESIS_SHRINK=1 shrinks when debugging.
+settings.register_profile("streamsql", print_blob=True, phases=[
+    Phase.explicit, Phase.reuse, Phase.generate, Phase.target,
+    *([Phase.shrink] if os.environ.get("STREAMSQL_HYPOTHESIS_SHRINK") == "1" else [])])
+settings.load_profile("streamsql")
 
 
 @pytest.fixture(scope="session")

@@ -344,6 +344,10 @@ def _read_file(path: Path, schema: pa.Schema | None = None) -> pa.Table:
     except (pa.ArrowException, OSError) as e:
         raise WorkspaceError(f"log segment {path} cannot be read: {str(e)[:200]}") from None
     if schema is not None and not t.schema.equals(schema):
+        # a projection (e.g. the sequence numbers alone) reads the columns it names
+        if all(t.schema.get_field_index(f.name) >= 0 and t.schema.field(f.name).type == f.type
+               for f in schema) and len(schema) < len(t.schema):
+            return t.select(schema.names)
         raise WorkspaceError(f"log segment {path} does not hold this stream's entries (its columns: "
                              f"{', '.join(f'{f.name} {f.type}' for f in t.schema)[:200]})")
     return t

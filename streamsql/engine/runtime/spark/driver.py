@@ -4,6 +4,7 @@ workspace (so a reopened workspace resumes them where they stopped). Everything 
 comes from its Spark stages: rows, bounds, rows its operators refuse and the trace."""
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import time
@@ -152,8 +153,17 @@ class SparkRuntime(Runtime):
         return spark_plan(q)
 
 
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")
+
+
 def _spark_message(e: Exception) -> str:
     s = str(e)
+    if "Traceback (most recent call last)" in s:
+        # a Python worker failed: Spark's headline ends at "Traceback", the cause is the exception line
+        head = s.split("Traceback (most recent call last)")[0].strip().splitlines()[-1:]
+        cause = [ln.strip() for ln in s.splitlines() if _EXC_LINE.match(ln.strip())]
+        if cause:
+            return (" ".join(head + cause[-1:]))[:500]
     for line in s.splitlines():
         line = line.strip()
         if line and not line.startswith(("at ", "JVM stacktrace", "==")):
