@@ -100,7 +100,7 @@ def test_notebook_was_run_and_has_no_errors(path):
     assert not [o for c in code for o in c.outputs if o.output_type == "error"]
     ends = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown" and "## Exercises" in c.source]
     assert ends, "the notebook ends with exercises"
-    checks = [c for c in code if re.search(r"tj\.check_\w+\(", c.source) and "scenario" not in c.source]
+    checks = [c for c in code if re.search(r"(tj|calcite|scale)\.check_\w+\(", c.source) and "scenario" not in c.source]
     assert 2 <= len(checks) <= 3
     for c in checks:
         assert re.match(r"(✓ correct|✗ not yet|Not answered yet\. Hint)", _text(c)), _text(c)
@@ -215,7 +215,7 @@ def test_the_replay_is_checked_against_spark_batch_queries():
     charts = [o["data"][VEGALITE] for c in code for o in c.outputs if VEGALITE in o.get("data", {})]
     assert len(charts) >= 3                                          # VWAP, matches per hour, the workbench
     assert any(c.get("title") == "Hourly volume-weighted average price, streamed" for c in charts)
-    progress = [c for c in code if "tj.Progress(" in c.source]
+    progress = [c for c in code if "scale.Progress(" in c.source]
     assert progress and any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in progress[0].outputs)
 
 
@@ -261,46 +261,46 @@ def test_exercise_05_answers_are_what_the_engine_does():
 
 
 def test_exercise_checkers_of_06():
-    from streamsql.tutorial import joins as tj
+    from streamsql.tutorial import calcite
     from streamsql.engine.errors import SqlError
     from streamsql.engine.workbench import Workbench
-    assert tj.check_step_query("SELECT STREAM productId, SUM(units) AS units FROM Orders "
+    assert calcite.check_step_query("SELECT STREAM productId, SUM(units) AS units FROM Orders "
                                "GROUP BY STEP(rowtime BY INTERVAL '15' MINUTE), productId").ok is True
-    assert tj.check_step_query("SELECT STREAM productId, SUM(units) AS units FROM Orders "
+    assert calcite.check_step_query("SELECT STREAM productId, SUM(units) AS units FROM Orders "
                                "GROUP BY FLOOR(rowtime TO HOUR), productId").ok is False
-    assert tj.check_rejected({"B", "C", "E", "G"}).ok is True
-    assert tj.check_rejected({"B", "C"}).ok is False
-    assert tj.check_running_total("SELECT STREAM rowtime, productId, units, SUM(units) OVER "
+    assert calcite.check_rejected({"B", "C", "E", "G"}).ok is True
+    assert calcite.check_rejected({"B", "C"}).ok is False
+    assert calcite.check_running_total("SELECT STREAM rowtime, productId, units, SUM(units) OVER "
                                   "(PARTITION BY productId, FLOOR(rowtime TO HOUR)) AS t FROM Orders").ok is True
-    assert tj.check_running_total("SELECT STREAM rowtime, productId, units, SUM(units) OVER "
+    assert calcite.check_running_total("SELECT STREAM rowtime, productId, units, SUM(units) OVER "
                                   "(PARTITION BY FLOOR(rowtime TO HOUR)) AS t FROM Orders").ok is False
     with Workbench(None, engine="local") as wb:
-        wb.execute(tj.CALCITE_DDL)
+        wb.execute(calcite.CALCITE_DDL)
         refused = set()
-        for letter, sql in tj.EX06_QUERIES.items():
+        for letter, sql in calcite.EX06_QUERIES.items():
             try:
                 wb.execute(sql)
             except SqlError:
                 refused.add(letter)
-    assert refused == tj.EX06_REJECTED
+    assert refused == calcite.EX06_REJECTED
 
 
 def test_exercise_checkers_of_07(tmp_path):
     from streamsql.engine.workbench import Workbench
-    from streamsql.tutorial import joins as tj
-    tj.generate_trades(tmp_path, trades=30_000, orders=7_500, files=2)
-    events = tj.events_table(tmp_path, bound_every=1_000)
+    from streamsql.tutorial import scale
+    scale.generate_trades(tmp_path, trades=30_000, orders=7_500, files=2)
+    events = scale.events_table(tmp_path, bound_every=1_000)
     with Workbench(None, engine="local", trace=False) as wb:
-        wb.execute(tj.SCALE_DDL)
-        hourly = wb.query(tj.HOURLY_SQL)
+        wb.execute(scale.SCALE_DDL)
+        hourly = wb.query(scale.HOURLY_SQL)
         wb.load(None, events)
         hourly.wait()
         first = hourly.rows[0].step
-    assert first == tj.first_release_step(events)
-    assert tj.check_first_release(first, events).ok is True
-    assert tj.check_first_release(first - 1, events).ok is False
+    assert first == scale.first_release_step(events)
+    assert scale.check_first_release(first, events).ok is True
+    assert scale.check_first_release(first - 1, events).ok is False
     sql = ("SELECT STREAM ticker, COUNT(*) AS fills, SUM(amount) AS filled FROM (SELECT ROWTIME, o.ticker, t.amount "
            "FROM Orders AS o JOIN Trades OVER (RANGE INTERVAL '10' MINUTE FOLLOWING) AS t ON o.orderId = t.orderId) "
            "AS m GROUP BY FLOOR(m.ROWTIME TO HOUR), ticker")
-    assert tj.check_fills_query(sql, events).ok is True
-    assert tj.check_fills_query(sql.replace("'10'", "'5'"), events).ok is False
+    assert scale.check_fills_query(sql, events).ok is True
+    assert scale.check_fills_query(sql.replace("'10'", "'5'"), events).ok is False

@@ -3,7 +3,8 @@
 Same rules as inserting the rows one by one with the stream's default producer: each row is an
 event with its own step; a row below the running clock is late (a late row does not move the
 clock, so the clock before row ``i`` is the running maximum of the rows before it); late rows go
-to the error stream and the log at powers of ten. Only the checking is vectorised.
+to the error stream and the log at powers of ten. Only the checking is vectorised: the rule's
+vector form is :mod:`streamsql.engine.lateness`, as the catalog's row form is.
 """
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import lateness
 from . import time as T
-from .catalog import (DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer,
-                      _is_power_of_ten)
+from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer
 from .errors import EventError, one_line
 from .log import entry_schema
-from .types import arrow_type, dumps_row, to_json_value
+from .types import arrow_type, to_json_value
 
 log = logging.getLogger("streamsql.late")
 
@@ -186,19 +187,19 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
     c = wb.catalog
     st = c.state[d.name]
     prod = st.producers.get(DEFAULT_PRODUCER)
-    clock0 = max(st.bound, prod.clock if prod and prod.attached else T.NO_TIME)
+    clock0 = lateness.clock(st, DEFAULT_PRODUCER)
     n = len(rt)
     refused = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
     rt = np.where(refused, T.NO_TIME, rt)      # a refused record moves no clock
     # a late row does not move the clock, so the clock before event i is the running maximum
-    before = np.maximum.accumulate(np.concatenate([[clock0], rt[:-1]])) if n else rt
+    before = lateness.running_clocks(clock0, rt)
     after = np.maximum(before, rt)
-    backwards = bound & (rt < np.maximum.accumulate(np.concatenate([[prod.clock if prod else T.NO_TIME], rt[:-1]])))
+    backwards = bound & (rt < lateness.running_clocks(prod.clock if prod else T.NO_TIME, rt))
     if backwards.any():
         i = int(np.nonzero(backwards)[0][0])
         raise EventError(f"bound {T.format_timestamp(int(rt[i]))} on stream {d.name} (event {i + 1} of the load) "
                          f"is before the producer's clock; a producer's bound cannot move backwards")
-    late = ~bound & ~refused & (rt < before)
+    late = lateness.late_rows(before, rt, ~bound & ~refused)
     rows = ~bound & ~late & ~refused
     moves = bound & (rt > before)
     status = np.select([late, refused, bound & ~moves], [1, 2, 3], 0).astype(np.int8)
@@ -212,28 +213,17 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         est.rows_in += 1
         err_entries.append(LogEntry(int(seqs[i]), 0, t, t, (t, "ERROR", "MALFORMED_ROW", errors[i], None,
                                                              error_data[i], d.name, DEFAULT_PRODUCER, int(seqs[i]))))
-        if _is_power_of_ten(est.rows_in):
+        if lateness.is_power_of_ten(est.rows_in):
             log.warning("malformed record for stream %s (step %d): %s", d.name, int(seqs[i]), errors[i])
     late_idx = np.nonzero(late)[0]
     if len(late_idx):
         est = c.state[ERROR_STREAM]
         vals = table.take(pa.array(pos[late_idx], type=pa.int64())).to_pylist()
         for k, i in enumerate(late_idx):
-            st.late_count += 1
-            clock = int(before[i])
             data = {f.name: to_json_value(vals[k].get(names.get(f.name.upper())), f.type) for f in d.fields}
-            msg = (f"Late row in stream {d.name}: rowtime {T.format_timestamp(int(rt[i]))} is before the stream "
-                   f"clock {T.format_timestamp(clock)}")
-            t = max(est.bound, clock)
-            est.bound = t
-            est.rows_in += 1
-            err_entries.append(LogEntry(int(seqs[i]), 0, t, t, (t, "WARNING", "LATE_ROW", msg, int(rt[i]),
-                                                                 dumps_row(data), d.name, DEFAULT_PRODUCER,
-                                                                 int(seqs[i]))))
-            if _is_power_of_ten(st.late_count):
-                log.warning("late row #%d in stream %s (step %d): rowtime %s is before the stream clock %s",
-                            st.late_count, d.name, int(seqs[i]), T.format_timestamp(int(rt[i])),
-                            T.format_timestamp(clock))
+            t, row = lateness.reject(st, est, d.name, int(rt[i]), int(before[i]), data, DEFAULT_PRODUCER,
+                                     int(seqs[i]))
+            err_entries.append(LogEntry(int(seqs[i]), 0, t, t, row))
     idx = np.nonzero(rows | moves)[0]
     kinds = np.where(bound, 1, 0).astype(np.int8)
     for a in range(0, max(len(idx), 1), chunk):

@@ -1,8 +1,9 @@
-"""Streams, tables, views and producers; the late-row rule; the error stream.
+"""Streams, tables, views and producers; the error stream.
 
 The catalog decides, for every injected event, what leaves each named stream (SEMANTICS.md
 section 2): with several producers a row waits until every attached producer's clock has reached
-it; a row below the stream's bound or its producer's clock is late and goes to the error stream;
+it; a row below the stream's bound or its producer's clock is late and goes to the error stream
+(the rule is :mod:`streamsql.engine.lateness`);
 a producer may not move its own bound backwards. The rows and bounds that leave a stream are the
 *stream log* that queries read (:mod:`streamsql.engine.log`).
 
@@ -19,6 +20,7 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from . import lateness
 from . import time as T
 from .errors import EventError, SqlError, StreamSqlError, one_line
 from .paths import check_sql_name, safe_component
@@ -360,14 +362,13 @@ class Catalog:
                 values = self.coerce_values(d, ev.values)
             except EventError as e:
                 return Outcome(seq, ev, "error", str(e), bound_before=before, bound_after=before)
-            prod = st.producers.get(p)
-            pclock = prod.clock if prod and prod.attached else T.NO_TIME
-            clock = max(st.bound, pclock)
-            if ev.rowtime < clock:
-                st.late_count += 1
-                self._report_late(d, st, ev, seq, clock, out)
+            clock = lateness.clock(st, p)
+            if lateness.is_late(ev.rowtime, clock):
+                by_producer = clock > st.bound      # the row violated its producer's clock, not the stream's
+                self._report_late(d, st, ev, seq, clock, by_producer, out)
                 return Outcome(seq, ev, "late", None, clock=clock, bound_before=before, bound_after=before,
-                               late_count=st.late_count, producer_clock=pclock > st.bound)
+                               late_count=st.late_count, producer_clock=by_producer)
+            prod = st.producers.get(p)
             if prod is None or not prod.attached:
                 prod = st.producers[p] = Producer()
             prod.clock = max(prod.clock, ev.rowtime)
@@ -435,23 +436,12 @@ class Catalog:
         st.bound = new_bound
         return len(leaving)
 
-    def _report_late(self, d: StreamDef, st: StreamState, ev: Event, seq: int, clock: int,
+    def _report_late(self, d: StreamDef, st: StreamState, ev: Event, seq: int, clock: int, producer_clock: bool,
                      out: dict[str, list[LogEntry]]):
-        n = st.late_count
         data = {f.name: to_json_value(v, f.type) for f, v in zip(d.fields, self._safe_values(d, ev.values))}
-        whose = ("the stream clock" if clock <= st.bound
-                 else f"the clock of its producer {ev.producer or DEFAULT_PRODUCER}")
-        msg = f"Late row in stream {d.name}: rowtime {T.format_timestamp(ev.rowtime)} is before {whose} {T.format_timestamp(clock)}"
-        est = self.state[ERROR_STREAM]
-        t = max(est.bound, clock)
-        row = (t, "WARNING", "LATE_ROW", msg, ev.rowtime, dumps_row(data), d.name,
-               ev.producer or DEFAULT_PRODUCER, seq)
-        est.bound = t
-        est.rows_in += 1
+        t, row = lateness.reject(st, self.state[ERROR_STREAM], d.name, ev.rowtime, clock, data,
+                                 ev.producer or DEFAULT_PRODUCER, seq, producer_clock=producer_clock)
         out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
-        if _is_power_of_ten(n):
-            log.warning("late row #%d in stream %s (step %d): rowtime %s is before the stream clock %s",
-                        n, d.name, seq, T.format_timestamp(ev.rowtime), T.format_timestamp(clock))
 
     def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
         """A row a query's operator refused (a T-sort's late row, a calculator error) goes to the
@@ -467,9 +457,9 @@ class Catalog:
             # the expression and its operands
             counts = self.__dict__.setdefault("_calc_errors", {})
             n = counts[producer] = counts.get(producer, 0) + 1
-            if _is_power_of_ten(n):
+            if lateness.is_power_of_ten(n):
                 calc_log.warning("calculator error #%d (step %d): %s", n, seq, err.message)
-        elif _is_power_of_ten(est.rows_in):
+        elif lateness.is_power_of_ten(est.rows_in):
             log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
                         err.message)
 
@@ -553,12 +543,6 @@ def _is_unicode(s: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _is_power_of_ten(n: int) -> bool:
-    while n >= 10 and n % 10 == 0:
-        n //= 10
-    return n == 1
 
 
 def now_ms() -> int:

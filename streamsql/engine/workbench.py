@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
+from . import lateness
 from . import time as T
 from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
 from .errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
@@ -745,8 +746,7 @@ class Workbench:
             c = self.catalog
             d = c.stream(stream)
             st = c.state[d.name]
-            prod = st.producers.get(producer or DEFAULT_PRODUCER)
-            own = max(st.bound, prod.clock if prod is not None and prod.attached else T.NO_TIME)
+            own = lateness.clock(st, producer or DEFAULT_PRODUCER)
             if own > T.NO_TIME:
                 return own, d.name
             best, whose = T.NO_TIME, None

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from ..engine import time as T
 from ..engine.catalog import Event
-from ..engine.events import read_events
 from ..engine.errors import StreamSqlError
 from ..engine.trace import comparable, replay_lines
 from ..engine.types import format_value
-from ..widgets.render import short, text_table
+# the scenario files, text tables and times, shared with the later tutorials
+from .common import Text, _hm, _rel, _table, expected_lines, run_local, scenario_dir, scenario_events, scenario_path, \
+    scenario_sql
 
 __all__ = [
     "Text", "scenario_dir", "scenario_path", "scenario_sql", "scenario_events", "expected_lines", "show_scenario",
@@ -33,58 +34,8 @@ __all__ = [
     "check_vwap_at_1030", "check_peers", "check_cascading_query",
 ]
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-
-
-class Text(str):
-    """A string that a notebook shows as it is (no quotes), as its ``text/plain`` output."""
-
-    def _repr_pretty_(self, p, cycle):
-        p.text(str(self))
-
-
-_hm = short            # HH:MM[:SS[.fff]] as in the seeds' tables, or "none"
-_table = text_table
-
 
 # --------------------------------------------------------------------------- scenario files
-
-def scenario_dir() -> Path:
-    """The scenario files the tutorials play: shipped inside the package (streamsql/scenarios),
-    so a notebook copied anywhere still finds them."""
-    from .. import scenarios
-    return scenarios.folder()
-
-
-def _rel(p: Path) -> str:
-    """A path as the notebooks print it: from the package on, never machine-specific."""
-    try:
-        return str(Path("streamsql") / Path(p).resolve().relative_to(_PACKAGE))
-    except ValueError:
-        return Path(p).name
-
-
-def scenario_path(name: str) -> Path:
-    """The stem of scenario ``name`` (``…/group_by_hours``), for ``%streamsql load`` and
-    ``streamsql.workbench(scenario=...)``."""
-    return scenario_dir() / name
-
-
-def scenario_sql(name: str) -> str:
-    """The statements of ``NAME.sql`` without its comment lines."""
-    text = (scenario_dir() / f"{name}.sql").read_text()
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")).strip()
-
-
-def scenario_events(name: str) -> list[Event]:
-    """The events of ``NAME.events.jsonl`` (fresh objects: injecting them changes their fields)."""
-    return read_events(scenario_dir() / f"{name}.events.jsonl")
-
-
-def expected_lines(name: str) -> list[dict]:
-    p = scenario_dir() / f"{name}.expected.jsonl"
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-
 
 def describe_event(ev: Event) -> str:
     """``row 03:01 blue``, ``bound 05:00``, ``strict bound 06:59:59.999``, ``P1 attach``."""
@@ -327,21 +278,6 @@ def _say(ok: bool | None, text: str) -> bool | None:
     return ok
 
 
-def _run_local(ddl: str, sql: str, events: list[Event]):
-    """Run ``sql`` over ``events`` in-process (the local runtime, the oracle the Spark runtime
-    is tested against); returns ``(query, outcomes)`` or raises ``StreamSqlError``."""
-    from ..engine.workbench import Workbench
-    wb = Workbench(None, engine="local", durable=False)
-    try:
-        wb.execute(ddl)
-        q = wb.query(sql)
-        outs = wb.inject(events)
-        q.wait()
-        return q, outs
-    finally:
-        wb.close()
-
-
 def _ev(stream: str, t: str, **values) -> Event:
     return Event(stream, "row", T.parse_timestamp(t), values)
 
@@ -361,7 +297,7 @@ def _sql_answer(sql, ddl: str, events: list[Event], hint: str):
     if sql is None or not str(sql).strip() or str(sql).strip() == "...":
         return _say(None, hint)
     try:
-        q, _ = _run_local(ddl, str(sql), events)
+        q, _ = run_local(ddl, str(sql), events)
     except StreamSqlError as e:
         msg = e.caret() if hasattr(e, "caret") else str(e)
         return _say(False, f"the query does not run: {msg}")
