@@ -272,36 +272,70 @@ def test_grouped_search_searches_inside_each_group(groups, data):
         assert got == start[g] + int(np.searchsorted(np.array(groups[g], np.int64), x, side))
 
 
-# --------------------------------------------------------------------------- the Spark host's helper
+# --------------------------------------------------------------------------- the Spark host
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(batch=batches(), query=queries(), data=st.data())
-def test_host_helper_then_run_bucket_equals_run_bucket(wb, batch, query, data):
-    # run_bucket over a whole micro-batch, against run_rows_batched for the steps before a cut
-    # and run_bucket for the rest: same emitted rows at the same steps, same frontier reports,
-    # same operator state
+# calls that refuse rows (calculator errors: x = 0, b * 10**7 past BIGINT), beside plain ones
+FAILING_CALLS = CALLS + ["SUM(100 / x)", "AVG(b * 10000000)", "MAX(10 / (x + 3))"]
+FAILING_WINDOWS = WINDOWS + ["PARTITION BY 6 / x ROWS 1 PRECEDING"]
+
+
+@st.composite
+def host_queries(draw):
+    n = draw(st.integers(1, 3))
+    items = [f"{draw(st.sampled_from(FAILING_CALLS))} OVER ({draw(st.sampled_from(FAILING_WINDOWS))}) AS r{i}"
+             for i in range(n)]
+    return f"SELECT STREAM k, {', '.join(items)} FROM S"
+
+
+def bucket_rows(batch):
     import pandas as pd
+    return pd.DataFrame({"rel": batch.steps, "T": batch.rowtimes, "arrival": list(batch.arrivals)})
 
-    from streamsql.engine.runtime.spark.host import BucketState, run_bucket, run_rows_batched
+
+def run_record(r, shown):
+    """What a bucket run gives its stage: emitted rows with their steps, frontier reports, the
+    refused rows' records (with the stream each came from), the trace's part."""
+    em = [(e.seq, e.cand.stamp, e.cand.tie, tuple(norm(v) for v in e.cand.row)) for e in r.emitted]
+    errs = [(e.step, e.name, e.sqlstate, e.data_rowtime, e.data_row, e.message, e.stream) for e in r.errors]
+    tr = None if r.trace is None else (r.trace.start, r.trace.base, r.trace.views,
+                                       [(b, s, c.stamp, c.tie, c.row) for b, s, c in r.trace.held])
+    return em, r.changes, errs, tr, shown
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(batch=batches(), query=host_queries(), data=st.data())
+def test_run_bucket_batches_the_steps_before_the_trace_window(wb, batch, query, data):
+    # run_bucket over one or two micro-batches, with the trace window from a random step (or no
+    # trace): the batch path for the steps before the window, the loop for the window's, against
+    # the loop for every step. Same emitted rows at the same steps, frontier reports, refused
+    # rows (each with its own row's stream), trace part, and operator state after each batch
+    from streamsql.engine.runtime.spark.host import BucketState, run_bucket
     from streamsql.engine.runtime.spark.timeline import Timeline
-    rows = pd.DataFrame({"rel": batch.steps, "T": batch.rowtimes, "arrival": list(batch.arrivals)})
-    tl = Timeline(batch.points, batch.clocks, T0 - 1)
-    values = list(batch.rows)
-    until = data.draw(st.integers(int(batch.points[0]), int(batch.points[-1]) + 1))
-
-    def emitted(em):
-        return [(e.seq, e.cand.stamp, e.cand.tie, tuple(norm(v) for v in e.cand.row)) for e in em]
-
+    pts = batch.points
+    split = data.draw(st.sampled_from([None, int(pts[len(pts) // 2])]))
+    parts = [batch] if split is None else list(batch.cut(split))
     ref, sref = window_op(wb, query)[0], BucketState()
-    r = run_bucket(ref, sref, [(rows, tl)], lambda i, j: values[j])
-    em_ref, ch_ref = r.emitted, r.changes
     op, sop = window_op(wb, query)[0], BucketState()
-    em, ch, done = run_rows_batched(op, sop, rows, tl, values, until)
-    assert done == int(np.searchsorted(batch.steps, until))
-    rest = rows.iloc[done:].reset_index(drop=True)
-    r2 = run_bucket(op, sop, [(rest, tl)], lambda i, j: values[done + j])
-    em2, ch2 = r2.emitted, r2.changes
-    assert emitted(em + em2) == emitted(em_ref)
-    assert ch + ch2 == ch_ref
-    assert state(op) == state(ref)
+    initial = T0 - 1
+    for part in parts:
+        if not len(part.points):
+            continue
+        rows, values = bucket_rows(part), list(part.rows)
+        tl = Timeline(part.points, part.clocks, initial)
+        initial = int(part.clocks[-1])
+        cut = data.draw(st.one_of(st.none(), st.integers(int(part.points[0]), int(part.points[-1]) + 1)))
+        streams = lambda i, j, rows=rows: f"S{int(rows['rel'][j]) % 3}"   # noqa: E731
+        before = dict(wbatch.STATS)
+        want = run_record(run_bucket(ref, sref, [(rows, tl)], lambda i, j: values[j], cut, streams,
+                                     batched=False), None)
+        assert wbatch.STATS["vectorised"] == before["vectorised"]
+        got = run_record(run_bucket(op, sop, [(rows, tl)], lambda i, j: values[j], cut, streams,
+                                    values=[values]), None)
+        assert got == want
+        assert state(op) == state(ref)
+        assert sop.last == sref.last and sop.held == sref.held == []
+        # the rows before the window went through the batch path (vectorised unless refused)
+        before_cut = int(np.searchsorted(part.steps, cut if cut is not None else 2 ** 62))
+        taken = wbatch.STATS["vectorised"] + wbatch.STATS["stepped"] - before["vectorised"] - before["stepped"]
+        assert taken == before_cut                 # (the reference's loop steps rows itself, uncounted)

@@ -284,11 +284,12 @@ class WindowOp(Refusing, Operator):
         from .window_batch import on_rows
         return on_rows(self, batch)
 
-    def on_rows_values(self, batch):
+    def on_rows_values(self, batch, errors: list | None = None):
         """Like :meth:`on_rows` without building candidates: ``(indices of the rows that
-        produced an output, per call the values of those rows)`` (see ``window_batch``)."""
+        produced an output, per call the values of those rows)``; with ``errors``, the records
+        of refused rows go there as ``(row index, record)`` (see ``window_batch``)."""
         from .window_batch import on_rows_values
-        return on_rows_values(self, batch)
+        return on_rows_values(self, batch, errors)
 
     # ------------------------------------------------------------------ expiry
 

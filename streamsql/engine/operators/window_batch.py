@@ -87,16 +87,21 @@ class RowBatch:
 STATS = {"vectorised": 0, "stepped": 0}
 
 
-def step_rows(op, batch: RowBatch) -> list[Candidate]:
-    """The batch through the row-by-row path (the reference the vectorised path must equal)."""
+def step_rows(op, batch: RowBatch, errors: list | None = None, at: int = 0) -> list[Candidate]:
+    """The batch through the row-by-row path (the reference the vectorised path must equal).
+    With ``errors``, the records of rows the operator refuses are taken after each row, as a
+    host stepping row by row takes them, and appended as ``(at + row index, record)``."""
     STATS["stepped"] += len(batch)
     out: list[Candidate] = []
     steps, rts = batch.steps.tolist(), batch.rowtimes.tolist()
+    take = getattr(op, "take_errors", None) if errors is not None else None
     j, n = 0, len(steps)
     for p, c in zip(batch.points.tolist(), batch.clocks.tolist()):
         clocks = (c,)
         while j < n and steps[j] == p:
             out += op.on_row(0, p, rts[j], batch.rows[j], clocks, batch.arrivals[j])
+            if take is not None:
+                errors += [(at + j, e) for e in take()]
             j += 1
         out += op.on_clocks(p, clocks)
     return out
@@ -128,12 +133,14 @@ class _BadRow(Exception):
         self.step = step
 
 
-def _pieces(op, batch: RowBatch):
+def _pieces(op, batch: RowBatch, errors: list | None = None, at: int = 0):
     """The batch as consecutive pieces, each ``(piece, candidates, None)`` when stepped row by
-    row or ``(piece, None, values per call)`` when vectorised (every row one output)."""
+    row or ``(piece, None, values per call)`` when vectorised (every row one output). With
+    ``errors``, refused rows' records go there as :func:`step_rows` puts them (``at``: the
+    index of the batch's first row)."""
     while len(batch.points):
         if any(c.agg.distinct for c in op.node.calls) or not len(batch):
-            yield batch, step_rows(op, batch), None
+            yield batch, step_rows(op, batch, errors, at), None
             return
         try:
             ev = _Evaluated(op, batch)
@@ -141,9 +148,10 @@ def _pieces(op, batch: RowBatch):
             # the rows before the failing step together, that step row by row, then the rest
             head, rest = batch.cut(bad.step)
             one, rest = rest.cut(bad.step + 1)
-            yield from _pieces(op, head)
-            yield one, step_rows(op, one), None
+            yield from _pieces(op, head, errors, at)
+            yield one, step_rows(op, one, errors, at + len(head)), None
             batch = rest
+            at += len(head) + len(one)
             continue
         with _gc_paused():
             try:
@@ -156,7 +164,7 @@ def _pieces(op, batch: RowBatch):
             # fit its type or a calculator error, it decides for this batch)
             cols = _commit(op, plans) if plans is not None else None
         if cols is None:
-            yield batch, step_rows(op, batch), None
+            yield batch, step_rows(op, batch, errors, at), None
             return
         STATS["vectorised"] += len(batch)
         yield batch, None, cols
@@ -177,15 +185,16 @@ def on_rows(op, batch: RowBatch) -> list[Candidate]:
     return out
 
 
-def on_rows_values(op, batch: RowBatch) -> tuple[np.ndarray, list[list]]:
+def on_rows_values(op, batch: RowBatch, errors: list | None = None) -> tuple[np.ndarray, list[list]]:
     """``WindowOp.on_rows_values``: the same outputs without building candidates: the indices
     of the rows that produced one (all, unless the row path refused some), and per call its
     values for those rows. Row ``j``'s candidate is ``(rowtimes[j], arrivals[j], rows[j] +
-    values)``, emitted at its own step."""
+    values)``, emitted at its own step. With ``errors``, the records of refused rows are
+    appended there as ``(row index, record)`` (else they wait in the operator)."""
     n_in = op.n_in
     idx, cols = [], [[] for _ in op.node.calls]
     at = 0
-    for piece, cands, vals in _pieces(op, batch):
+    for piece, cands, vals in _pieces(op, batch, errors):
         if cands is not None:
             pos = {a: i for i, a in enumerate(piece.arrivals)}
             idx.append(np.array([at + pos[c.tie] for c in cands], np.int64))

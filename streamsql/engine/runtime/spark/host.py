@@ -54,11 +54,18 @@ class BucketState:
 
 
 def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, Timeline]],
-               values_of, trace_from: int | None = None, stream_of=None) -> BucketRun:
+               values_of, trace_from: int | None = None, stream_of=None, values: list | None = None,
+               batched: bool = True) -> BucketRun:
     """Step ``op`` through one batch. ``inputs[i] = (usable rows in order, clock timeline)``;
-    ``values_of(i, row)`` gives the operator's input tuple of a row. With ``trace_from``, also
-    what the trace needs from the steps at and after it (:class:`BucketTrace`). ``stream_of(i,
-    row)`` names the stream a row came from: the STREAM_NAME of an error its arrival causes."""
+    ``values_of(i, row)`` gives the operator's input tuple of a row (``values[i][row]``, when
+    given, is the same as a list). With ``trace_from``, also what the trace needs from the steps
+    at and after it (:class:`BucketTrace`). ``stream_of(i, row)`` names the stream a row came
+    from: the STREAM_NAME of an error its arrival causes.
+
+    An operator that takes many steps at once (OVER windows) takes every step before the trace
+    window (all of them without ``trace_from``) in one call (:func:`run_rows_batched`); the loop
+    below steps the rest, so the trace sees the window's steps one by one. ``batched=False``
+    steps every row (the reference the tests hold the batch path to)."""
     born = getattr(st, "born", None)
     if born is None or len(born) != len(st.held):   # state of an older version: born before this batch
         born = [T.NO_TIME] * len(st.held)
@@ -71,20 +78,36 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
     k = len(pts)
     C = np.stack([tl.at(pts) for tl in clocks_tl]) if k else np.zeros((len(inputs), 0), np.int64)
     present = C.min(axis=0) if k else np.zeros(0, np.int64)
-    # rows grouped by step, inputs in order
-    by_step: dict[int, list] = {}
-    for i, (rows, _tl) in enumerate(inputs):
-        if not len(rows):
-            continue
-        for r in zip(rows["rel"].to_numpy(), rows["T"].to_numpy(), rows["arrival"], range(len(rows))):
-            by_step.setdefault(int(r[0]), []).append((i, int(r[1]), r[2], r[3]))
-    row_steps = np.array(sorted(by_step), dtype=np.int64)
-    row_pos = np.searchsorted(pts, row_steps) if len(row_steps) else row_steps
     emitted: list[Emitted] = []
     changes: list[tuple] = []
     errors: list = []
     take_errors = getattr(op, "take_errors", None)
     cur = -1
+    skip = 0                       # rows of input 0 the batch path took
+    if batched and len(inputs) == 1 and hasattr(op, "on_rows_values") and len(inputs[0][0]):
+        rows, tl = inputs[0]
+        vals = values[0] if values is not None else [values_of(0, j) for j in range(len(rows))]
+        until = trace_from if trace_from is not None else INF
+        em, ch, skip, errs = run_rows_batched(op, st, rows, tl, vals, until)
+        if skip:
+            emitted += em
+            changes += ch
+            for j, e in errs:
+                if stream_of is not None:
+                    e.stream = e.stream or stream_of(0, j)
+                errors.append(e)
+            cur = int(np.searchsorted(pts, until, side="left")) - 1
+    # rows grouped by step, inputs in order
+    by_step: dict[int, list] = {}
+    for i, (rows, _tl) in enumerate(inputs):
+        if not len(rows):
+            continue
+        first = skip if i == 0 else 0
+        for r in zip(rows["rel"].to_numpy()[first:], rows["T"].to_numpy()[first:], rows["arrival"].iloc[first:],
+                     range(first, len(rows))):
+            by_step.setdefault(int(r[0]), []).append((i, int(r[1]), r[2], r[3]))
+    row_steps = np.array(sorted(by_step), dtype=np.int64)
+    row_pos = np.searchsorted(pts, row_steps) if len(row_steps) else row_steps
     ri = 0
     while True:
         nxt = k
@@ -150,24 +173,26 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
 
 
 def run_rows_batched(op: Operator, st: BucketState, rows: pd.DataFrame, tl: Timeline, values: list,
-                     until: int) -> tuple[list[Emitted], list[tuple], int]:
+                     until: int) -> tuple[list[Emitted], list[tuple], int, list]:
     """The steps before ``until`` of a one-input operator that takes many steps at once
     (``on_rows_values``: OVER windows), with the outcome :func:`run_bucket`'s loop has for them:
     every output leaves at its row's own step (the present has reached its stamp there: the
-    input clock at a row's usable step is at least its stamp), and the report of the frontier
-    parameters, if it changes, comes at the first step the loop would have visited. ``rows``
+    input clock at a row's usable step is at least its stamp), the report of the frontier
+    parameters, if it changes, comes at the first step the loop would have visited, and the
+    records of rows the operator refuses come as ``(row index, record)`` in step order. ``rows``
     (usable rows in order: ``rel``, ``T``, ``arrival``) and ``values`` (their operator tuples)
     are those of :func:`run_bucket`; the caller steps the rows from the returned count on, and
     the loop then starts at ``until`` by itself (the operator's wake-ups lie past the clocks it
-    has seen). Nothing is done (0 rows) for other operators, or with rows held."""
+    has seen). Nothing is done (0 rows) for other operators, with rows held, or when no row comes
+    before ``until``."""
     from ...operators.window_batch import RowBatch
     if not hasattr(op, "on_rows_values") or st.held or op.n_params or op.n_inputs != 1:
-        return [], [], 0
+        return [], [], 0, []
     rel = rows["rel"].to_numpy().astype(np.int64) if len(rows) else np.zeros(0, np.int64)
     done = int(np.searchsorted(rel, until, side="left"))
+    if not done:        # no row before the cut: the loop's jumps from wake-up to wake-up are cheaper
+        return [], [], 0, []
     pts = union_points(tl.seqs[tl.seqs < until], rel[:done])
-    if not len(pts):
-        return [], [], 0
     clocks = tl.at(pts)
     # the first step the loop visits: a row's, or where the clock crosses the wake-up
     wake = op.wakeups()[0]
@@ -178,7 +203,8 @@ def run_rows_batched(op: Operator, st: BucketState, rows: pd.DataFrame, tl: Time
     stamps = rows["T"].to_numpy()[:done].astype(np.int64)
     arrivals = list(rows["arrival"][:done])
     batch = RowBatch(rel[:done], stamps, values[:done], arrivals, pts, clocks)
-    idx, cols = op.on_rows_values(batch)
+    errors: list = []
+    idx, cols = op.on_rows_values(batch, errors)
     if len(idx) and bool(np.any(stamps[idx] > tl.at(rel[idx]))):
         raise RuntimeError("run_rows_batched: an output is stamped past the present at its step")
     emitted = [Emitted(s, Candidate(t, a, tuple(values[i]) + tuple(v)))
@@ -189,7 +215,7 @@ def run_rows_batched(op: Operator, st: BucketState, rows: pd.DataFrame, tl: Time
     if rep != st.last and first < INF:
         changes.append((first,) + rep)
         st.last = rep
-    return emitted, changes, done
+    return emitted, changes, done, errors
 
 
 # --------------------------------------------------------------------------- the consumer's side

@@ -94,7 +94,8 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     streams = spec.leaf_streams or []
     run = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx],
                      info.trace_from if tracing else None,
-                     stream_of=(lambda i, idx: streams[i][int(leaves[i][idx])]) if streams else None)
+                     stream_of=(lambda i, idx: streams[i][int(leaves[i][idx])]) if streams else None,
+                     values=values)
     emitted, tls = run.emitted, run.clocks
     # operator errors: the leaves' failures, this operator's, then those received from upstream
     # (bucket 0 gets those); the sink orders a step's errors by their ``order``
