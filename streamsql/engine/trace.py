@@ -40,14 +40,32 @@ def steps(query, outcomes: list[Outcome], base: int = 0) -> list[Step]:
     return [by[k] for k in sorted(by)]
 
 
+class BoundLines:
+    """The bound-line rule of SEMANTICS.md section 5, in one place: a bound line is printed when
+    the output bound moves past both the last bound line and the last released row. Feed it the
+    rows in release order (:meth:`row`) and ask at each step's end (:meth:`line`)."""
+
+    def __init__(self):
+        self.last_bound = self.last_row = T.NO_TIME
+
+    def row(self, rowtime: int) -> None:
+        self.last_row = max(self.last_row, rowtime)
+
+    def line(self, bound: int | None) -> bool:
+        """Whether the output bound after this step gets a line (and, if so, it is the last)."""
+        if bound is None or bound <= self.last_bound or bound <= self.last_row:
+            return False
+        self.last_bound = bound
+        return True
+
+
 def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = False,
                  stream_names: dict[str, str] | None = None) -> list[dict]:
     """The replay output of section 5: calculator errors, rows, late rows, refused events and
     (optionally) bound lines, in release order."""
     names = stream_names or {}
     out = []
-    last_bound = T.NO_TIME
-    last_row = T.NO_TIME
+    lines = BoundLines()
     fields = query.fields
     for st in steps(query, outcomes, base):
         for e in st.errors:
@@ -55,7 +73,7 @@ def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = F
         for r in st.rows:
             out.append({"step": st.step, "rowtime": T.format_timestamp(r.rowtime),
                         "values": {f.name: to_json_value(v, f.type) for f, v in zip(fields, r.values)}})
-            last_row = max(last_row, r.rowtime)
+            lines.row(r.rowtime)
         o = st.outcome
         if o is not None and o.status == "late":
             out.append({"step": st.step, "late": {"stream": names.get(o.event.stream, o.event.stream),
@@ -65,9 +83,8 @@ def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = F
             out.append({"step": st.step, "error": o.message})
         if bounds:
             b = query.output_bound_at(st.step + base)
-            if b is not None and b > last_bound and b > last_row:
+            if lines.line(b):
                 out.append({"step": st.step, "bound": T.format_timestamp(b)})
-                last_bound = b
     return out
 
 

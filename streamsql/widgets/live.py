@@ -7,8 +7,7 @@ from types import SimpleNamespace
 
 import ipywidgets as widgets
 
-from ..engine import time as T
-from ..engine.trace import steps
+from ..engine.trace import BoundLines, steps
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
 from .render import html_lines, html_table, text_table, ts
@@ -50,19 +49,17 @@ def output_entries(q, bounds: bool = False) -> list[dict]:
     last bound line and the last released row (the replay rule)."""
     snap = snapshot(q)
     out = []
-    last_bound = last_row = T.NO_TIME
+    lines = BoundLines()
     for st in steps(snap, []):
         for e in st.errors:
             out.append({"step": st.step, "rowtime": e.data_rowtime, "error": e})
         for r in st.rows:
             out.append({"step": st.step, "rowtime": r.rowtime,
                         "cells": [format_value(v, f.type) for f, v in zip(snap.fields, r.values)]})
-            last_row = max(last_row, r.rowtime)
-        if bounds:
-            b = bound_at(snap.bounds, st.step)
-            if b is not None and b > last_bound and b > last_row:
-                out.append({"step": st.step, "bound": b})
-                last_bound = b
+            lines.row(r.rowtime)
+        b = bound_at(snap.bounds, st.step) if bounds else None
+        if lines.line(b):
+            out.append({"step": st.step, "bound": b})
     return out
 
 
