@@ -23,6 +23,13 @@ settings.register_profile("streamsql", print_blob=True, phases=[
 settings.load_profile("streamsql")
 
 
+# This process starts Spark once, by the fixture below (local[2]); a workbench opened before it
+# must not start another in the background. Kernels and subprocesses keep the default
+# (tests/test_startup.py tests it).
+from streamsql.engine.runtime.spark import session as _spark_session  # noqa: E402
+_spark_session.PRESTART = False
+
+
 @pytest.fixture(scope="session")
 def spark():
     from streamsql.engine.runtime.spark.session import get_session

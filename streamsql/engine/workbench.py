@@ -34,7 +34,7 @@ from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
-from .runtime.engines import check_engine, make_runtime
+from .runtime.engines import check_engine, make_runtime, prestart
 from .workspace import CATALOG_VERSION, read_catalog
 
 log = logging.getLogger("streamsql")
@@ -96,6 +96,8 @@ class Workbench:
             raise ValueError(f"reader must be 'simple' or 'parallel', not {reader!r}")
         self.reader = reader
         self.spark_conf = dict(spark_conf or {})
+        if not self.read_only:   # Spark starts while the workspace opens and the user types
+            prestart(engine, self.master, self.spark_conf, self.path / "logs")
         self.log = EventLog(self.path, durable=durable, read_only=self.read_only)
         #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
         self.journal = Journal(self.path, durable=durable)

@@ -4,6 +4,8 @@ Loading the extension also makes Altair charts render through JupyterLab's built
 renderer (see :mod:`streamsql.widgets.vega`)."""
 from __future__ import annotations
 
+import os
+
 from .literals import interpolate, sql_literal
 from .magic import StreamSql
 
@@ -23,6 +25,9 @@ def load_ipython_extension(ip) -> None:
         magics = StreamSql(ip)
         ip.register_magics(magics)
         _loaded[id(ip)] = magics
+        # Spark starts now, in the background, while the user writes the first query
+        from ..engine.runtime.engines import prestart
+        prestart(magics.engine, magics.master or os.environ.get("STREAMSQL_MASTER") or None)
         completer = getattr(ip, "Completer", None)
         if completer is not None:               # Tab in %%streamsql cells and %streamsql lines
             from .completion import make_matcher

@@ -20,3 +20,12 @@ def make_runtime(engine: str, wb) -> Runtime:
         return LocalRuntime(wb)
     from .spark.driver import SparkRuntime
     return SparkRuntime(wb)
+
+
+def prestart(engine: str, master: str | None = None, conf: dict | None = None, log_dir=None) -> bool:
+    """Start engine ``engine`` ahead of its first use, in the background, where starting takes
+    long (Spark: a JVM and a session, seconds); ``STREAMSQL_PRESTART=0`` turns it off."""
+    if check_engine(engine) != "spark":
+        return False
+    from .spark.session import prestart as spark_prestart
+    return spark_prestart(master, conf, log_dir)

@@ -21,6 +21,14 @@ log = logging.getLogger("streamsql.spark")
 _lock = threading.Lock()
 _session = None
 _log_path: Path | None = None
+#: the session was started ahead of use (:func:`prestart`) and no caller has had it yet: the
+#: first caller still reports the start-up (so a notebook's output does not depend on whether
+#: the background start had finished), and may replace it if it asked for another master
+_unclaimed = False
+_prestart_thread: threading.Thread | None = None
+#: ``False`` turns :func:`prestart` off for this process (the environment's
+#: ``STREAMSQL_PRESTART=0`` does the same, for every process started from it)
+PRESTART = os.environ.get("STREAMSQL_PRESTART", "1") != "0"
 
 #: Settings for interactive steps (SPARK_NOTES.md, "Low-latency settings").
 LOW_LATENCY_CONF = {
@@ -150,15 +158,37 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
     """The process's SparkSession, started on first use (``on_start`` is called before the
     slow part, so callers can show "starting Spark…"; ``on_phase(name)`` as each start-up
     phase begins: ``"JVM"``, then ``"Spark session"``; see :mod:`streamsql.engine.startup`)."""
-    global _session, _log_path
+    global _session, _log_path, _unclaimed
+    t = _prestart_thread
+    reported = False
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        # started in the background and still starting: say so now, then wait for it
+        reported = True
+        if on_start:
+            on_start()
+        if on_phase:
+            on_phase("Spark session")
+        t.join()
     with _lock:
         if _session is not None:
             running = _session.sparkContext.master
-            if master and master != running:
-                log.warning("Spark already runs on %s in this process; master %s applies in a new process",
-                            running, master)
-            return _session
-        if on_start:
+            if _unclaimed and master and master != running:
+                log.info("replacing the Spark session started ahead of use (%s) for master %s", running, master)
+                _session.stop()
+                _session, _unclaimed = None, False
+            else:
+                if master and master != running:
+                    log.warning("Spark already runs on %s in this process; master %s applies in a new process",
+                                running, master)
+                if _unclaimed and threading.current_thread() is not _prestart_thread:
+                    _unclaimed = False
+                    if not reported:     # the first user reports the start-up, done ahead of it
+                        if on_start:
+                            on_start()
+                        if on_phase:
+                            on_phase("Spark session")
+                return _session
+        if on_start and not reported:
             on_start()
         if on_phase:
             on_phase("JVM")
@@ -208,12 +238,36 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         _session = SparkSession(sc)
         from .source import register
         register(_session)
+        _unclaimed = threading.current_thread() is _prestart_thread
         return _session
 
 
+def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None) -> bool:
+    """Start the session in a background thread, so that it is (nearly) up when the first query
+    needs it: the user is still typing the query. Returns whether a start began. Nothing is
+    reported here and a failure (no Java) is only logged: the first real use starts it again and
+    reports it, or the error, as usual."""
+    global _prestart_thread
+    if not PRESTART or _session is not None or (_prestart_thread is not None and _prestart_thread.is_alive()):
+        return False
+
+    def run():
+        try:
+            get_session(master, conf, log_dir)
+        except Exception as e:  # reported by the first real use
+            log.info("starting Spark ahead of use failed: %s", e)
+
+    _prestart_thread = threading.Thread(target=run, daemon=True, name="streamsql-spark-prestart")
+    _prestart_thread.start()
+    return True
+
+
 def stop_session() -> None:
-    global _session
+    global _session, _unclaimed
+    t = _prestart_thread
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        t.join()
     with _lock:
         if _session is not None:
             _session.stop()
-            _session = None
+            _session, _unclaimed = None, False

@@ -1,0 +1,70 @@
+"""Spark starts ahead of use (issue 12): opening a workbench (or loading the magics) starts the
+session in the background, the first query still reports the start-up (so a notebook's output
+does not depend on how far the background start got), a different master replaces a session no
+one has used yet, and ``STREAMSQL_PRESTART=0`` turns it off. Each case runs in a fresh process
+(this test process starts its Spark once, in the ``spark`` fixture)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHILD = textwrap.dedent("""
+    import json, sys, tempfile
+    import streamsql
+    from streamsql.engine.runtime.spark import session
+    wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-startup-"))
+    out = {"thread": session._prestart_thread is not None}
+    if sys.argv[1] == "query":
+        session._prestart_thread.join(300)
+        out["ready_before_use"] = session._session is not None and session._unclaimed
+        calls = []
+        wb.on_spark_start = lambda: calls.append("start")
+        wb.on_spark_phase = lambda name: calls.append(name)
+        wb.execute("CREATE STREAM S (x INTEGER)")
+        q = wb.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 1")
+        wb.insert("S", {"x": 5}, rowtime="2006-10-10 10:00:00")
+        wb.insert("S", {"x": 1}, rowtime="2006-10-10 10:01:00")
+        q.wait(300)
+        out["calls"] = calls
+        out["rows"] = [list(r.values) for r in q.rows]
+        out["master"] = session._session.sparkContext.master
+        out["claimed"] = not session._unclaimed
+    elif sys.argv[1] == "master":
+        spark = session.get_session("local[1]")
+        out["master"] = spark.sparkContext.master
+        out["rows"] = spark.range(3).count()
+    wb.close()
+    print("RESULT " + json.dumps(out))
+""")
+
+
+def child(mode: str, **env) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(next(ln for ln in r.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+
+
+@pytest.mark.timeout(700)
+def test_a_workbench_starts_spark_in_the_background_and_the_first_query_reports_it():
+    out = child("query")
+    assert out["thread"] and out["ready_before_use"]
+    assert out["rows"] == [[5]]
+    assert out["master"].startswith("local") and out["claimed"]
+    # the start-up is reported once, by the first query, in order: Spark (done in the
+    # background), the query's plan, its first batch, then the end
+    assert out["calls"][0] == "start" and out["calls"].count("start") == 1
+    assert [c for c in out["calls"] if c != "start"] == ["Spark session", "plan", "first batch", None]
+
+
+@pytest.mark.timeout(700)
+def test_another_master_replaces_a_session_no_one_used_and_prestart_can_be_turned_off():
+    out = child("master")
+    assert out["thread"] and out["master"] == "local[1]" and out["rows"] == 3
+    out = child("none", STREAMSQL_PRESTART="0")
+    assert out == {"thread": False}
