@@ -137,6 +137,17 @@ def format_time_of_day(ms: int) -> str:
     return d.strftime("%H:%M")
 
 
+def show_time(ms: int | None, *, short: bool = False) -> str:
+    """A time for people, the one form every view and table uses: ``2006-10-10 10:00:00``, or
+    with ``short`` the time of day (``10:00``, as the seeds' step tables); ``none`` before a
+    stream has a clock, ``end of time`` at its end."""
+    if ms is None or ms <= NO_TIME:
+        return "none"
+    if ms >= END_OF_TIME:
+        return "end of time"
+    return format_time_of_day(ms) if short else format_timestamp(ms)
+
+
 def day_of(ms: int) -> int:
     """Midnight (UTC) of the day containing ``ms``."""
     return ms - ms % DAY

@@ -110,20 +110,30 @@ def comparable(v):
 
 
 def _short(ms: int | None) -> str:
-    return "" if ms is None else T.format_time_of_day(ms)
+    return T.show_time(ms, short=True)
+
+
+def event_text(ev, *, kind_first: bool = False, stream: bool = False) -> str:
+    """One event in words, the one describer of the step tables, scenarios and views: ``10:00 1
+    ORCL 100``, ``10:11 strict bound``, ``P1: detach`` (a step table's cell); ``kind_first``:
+    ``row 10:00 1 ORCL 100``, ``strict bound 10:11`` (a scenario's list); ``stream``: the
+    stream's name first."""
+    who = f"{ev.stream} " if stream else ""
+    who += f"{ev.producer}: " if ev.producer and ev.producer != "default" else ""
+    if ev.kind == "row":
+        vals = " ".join(format_value(v) for v in (ev.values or {}).values())
+        s = f"row {_short(ev.rowtime)} {vals}" if kind_first else f"{_short(ev.rowtime)} {vals}"
+    elif ev.kind == "bound":
+        b = f"{'strict ' if ev.strict else ''}bound"
+        s = f"{b} {_short(ev.rowtime)}" if kind_first else f"{_short(ev.rowtime)} {b}"
+    else:
+        s = ev.kind
+    return f"{who}{s}".rstrip()
 
 
 def describe_event(o: Outcome, fields=None) -> str:
-    """One cell of a step table: ``10:00 1 ORCL 100``, ``10:11 bound``, ``P1 detach``."""
-    ev = o.event
-    who = f"{ev.producer}: " if ev.producer and ev.producer != "default" else ""
-    if ev.kind == "row":
-        vals = " ".join(format_value(v) for v in (ev.values or {}).values())
-        s = f"{who}{_short(ev.rowtime)} {vals}".rstrip()
-    elif ev.kind == "bound":
-        s = f"{who}{_short(ev.rowtime)} {'strict ' if ev.strict else ''}bound"
-    else:
-        s = f"{who}{ev.kind}"
+    """One cell of a step table: the event (:func:`event_text`) and what became of it."""
+    s = event_text(o.event)
     if o.status == "late":
         s += f" (late: clock {_short(o.clock)})"
     elif o.status == "error":

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..engine import time as T
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
-from ..engine.trace import comparable, replay_lines
+from ..engine.trace import comparable, event_text, replay_lines
 from ..engine.types import format_value
 # the scenario files, text tables and times, shared with the later tutorials
 from .common import Text, _hm, _rel, _table, expected_lines, run_local, scenario_dir, scenario_events, scenario_path, \
@@ -38,14 +38,8 @@ __all__ = [
 # --------------------------------------------------------------------------- scenario files
 
 def describe_event(ev: Event) -> str:
-    """``row 03:01 blue``, ``bound 05:00``, ``strict bound 06:59:59.999``, ``P1 attach``."""
-    who = f"{ev.producer}: " if ev.producer and ev.producer != "default" else ""
-    if ev.kind == "row":
-        vals = " ".join(format_value(v) for v in (ev.values or {}).values())
-        return f"{who}row {_hm(ev.rowtime)} {vals}".rstrip()
-    if ev.kind == "bound":
-        return f"{who}{'strict ' if ev.strict else ''}bound {_hm(ev.rowtime)}"
-    return f"{who}{ev.kind}"
+    """``row 03:01 blue``, ``bound 05:00``, ``strict bound 06:59:59.999``, ``P1: attach``."""
+    return event_text(ev, kind_first=True)
 
 
 def show_scenario(name: str) -> Text:

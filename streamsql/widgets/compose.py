@@ -7,12 +7,12 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
+from ..engine.trace import event_text
 from .hooks import settle
 from .live import query_key
 from .static import StaticMixin, snapshot_html, update_all
 from .injector import Injector
 from .live import QueryView
-from .render import short
 from .scenario import Scenario, ScenarioPlayer
 from .steps import StepTable
 from .timeline import Timeline, timeline_summary
@@ -91,13 +91,12 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Workbench of query {self.q.name}")
 
-    def _repr_mimebundle_(self, **kwargs):
+    def bundle_settle(self) -> None:
         settle(self.wb)
         self.refresh()
-        data = super()._repr_mimebundle_(**kwargs)
-        data.update(vega.bundle(self.timeline.chart()))
-        data["text/plain"] = self.text()
-        return data
+
+    def bundle_extra(self) -> dict:
+        return vega.bundle(self.timeline.chart())
 
 
 class ScenarioView(StaticMixin, widgets.VBox):
@@ -236,25 +235,18 @@ class ScenarioView(StaticMixin, widgets.VBox):
         name = self.player.scenario.name if self.player is not None else "(none loaded)"
         return snapshot_html(self.static_parts(), f"Scenario {name}")
 
-    def _repr_mimebundle_(self, **kwargs):
+    def bundle_settle(self) -> None:
         if self.view is not None:
             settle(self.view.wb)
             self.view.refresh()
         self._show()
-        data = super()._repr_mimebundle_(**kwargs)
-        if self.view is not None:
-            data.update(vega.bundle(self.view.timeline.chart()))
-        data["text/plain"] = self.text()
-        return data
+
+    def bundle_extra(self) -> dict:
+        return vega.bundle(self.view.timeline.chart()) if self.view is not None else {}
 
 
 def _describe(ev) -> str:
-    if ev.kind == "row":
-        vals = " ".join(str(v) for v in (ev.values or {}).values())
-        return f"{ev.stream} row {short(ev.rowtime)} {vals}".rstrip()
-    if ev.kind == "bound":
-        return f"{ev.stream} {'strict ' if ev.strict else ''}bound {short(ev.rowtime)}"
-    return f"{ev.stream} {ev.producer or 'default'} {ev.kind}"
+    return event_text(ev, kind_first=True, stream=True)
 
 
 def workbench(query=None, *, scenario: str | Path | None = None, engine: str = "spark", limit: int = 20,

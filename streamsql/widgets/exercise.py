@@ -14,6 +14,8 @@ import ipywidgets as widgets
 from ..engine import time as T
 from ..engine.errors import StreamSqlError
 from ..engine.types import format_value
+from ..engine.trace import event_text
+from .display import TextBundle
 from .render import html_table, text_table
 from .scenario import Scenario, ScenarioPlayer
 
@@ -25,16 +27,10 @@ def _time(text: str) -> str:
 
 
 def _event_cell(ev) -> str:
-    who = f"{ev.producer}: " if ev.producer and ev.producer != "default" else ""
-    if ev.kind == "row":
-        vals = " ".join(format_value(v) for v in (ev.values or {}).values())
-        return f"{who}{T.format_time_of_day(ev.rowtime)} {vals}".rstrip()
-    if ev.kind == "bound":
-        return f"{who}{T.format_time_of_day(ev.rowtime)} {'strict ' if ev.strict else ''}bound"
-    return f"{who}{ev.kind}"
+    return event_text(ev)
 
 
-class Exercise(widgets.VBox):
+class Exercise(TextBundle, widgets.VBox):
     """One input per expected output row ("released at step?"), a Check button, the marks."""
 
     def __init__(self, scenario, *, engine: str = "local"):
@@ -143,10 +139,6 @@ class Exercise(widgets.VBox):
             parts += ["", f"{right} of {len(self.answers)} right", text_table(self.step_rows[0], self.step_rows[1:])]
         return "\n".join(parts)
 
-    def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = self.text()
-        return data
 
 
 def exercise(name, *, engine: str = "local") -> Exercise:

@@ -287,10 +287,8 @@ class Injector(StaticMixin, widgets.VBox):
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Injector for {self.stream}")
 
-    def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = f"Injector for {self.stream} ({', '.join(f.name for f in self.fields)})"
-        return data
+    def bundle_text(self) -> str:
+        return f"Injector for {self.stream} ({', '.join(f.name for f in self.fields)})"
 
 
 def rowtime_placeholder(blank: int | None, whose: str | None, stream: str) -> str:

@@ -198,8 +198,5 @@ class QueryView(StaticMixin, widgets.VBox):
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Query {self.q.name}")
 
-    def _repr_mimebundle_(self, **kwargs):
+    def bundle_settle(self) -> None:
         self.refresh(wait=True)
-        data = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = self.text()
-        return data

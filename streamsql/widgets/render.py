@@ -16,20 +16,12 @@ SCROLL = "overflow-x:auto;max-width:100%"
 
 def ts(ms: int | None) -> str:
     """A time for people: ``2006-10-10 10:00:00``, or ``none`` before a stream has a clock."""
-    if ms is None or ms <= T.NO_TIME:
-        return "none"
-    if ms >= T.END_OF_TIME:
-        return "end of time"
-    return T.format_timestamp(ms)
+    return T.show_time(ms)
 
 
 def short(ms: int | None) -> str:
     """``HH:MM[:SS]`` (the step tables' form), or ``none``."""
-    if ms is None or ms <= T.NO_TIME:
-        return "none"
-    if ms >= T.END_OF_TIME:
-        return "end of time"
-    return T.format_time_of_day(ms)
+    return T.show_time(ms, short=True)
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:

@@ -48,7 +48,5 @@ class StartupView(StaticMixin, widgets.HTML):
         return STYLE + (f'<div class="streamsql-startup streamsql-static" style="{_STYLE}">'
                         f'{html.escape(self.phases.text(times=times))}</div>')
 
-    def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = self.phases.text(times=False)
-        return data
+    def bundle_text(self) -> str:
+        return self.phases.text(times=False)

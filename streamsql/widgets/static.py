@@ -20,6 +20,8 @@ import re
 import threading
 import weakref
 
+from .display import TextBundle
+
 log = logging.getLogger("streamsql.widgets")
 
 #: hides the snapshot beside a live view, and the widget's error line beside a snapshot
@@ -71,7 +73,7 @@ _hooked: set[int] = set()
 _lock = threading.Lock()
 
 
-class StaticMixin:
+class StaticMixin(TextBundle):
     """For a view (an ipywidgets DOM widget) with ``static_html()`` and ``static_key()``: display it
     as the live widget plus its snapshot, and keep the snapshot current in live frontends."""
 

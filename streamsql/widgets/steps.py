@@ -136,14 +136,7 @@ class StepTable(StaticMixin, widgets.VBox):
         with self._lock:
             self.steps_html.value, self.held_html.value = self.static_parts()
 
-    def _repr_mimebundle_(self, **kwargs):
-        if self.q.running:
-            try:
-                self.q.wait(120)
-            except Exception:
-                pass
+    def bundle_settle(self) -> None:
+        settled(self.q)
         self.refresh()
-        data = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = self.text()
-        return data
 

@@ -455,13 +455,12 @@ class Timeline(StaticMixin, widgets.VBox):
             data = vega.bundle(self.chart(), timeline_summary(self.q))
             self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
 
-    def _repr_mimebundle_(self, **kwargs):
-        if self.q.running:
-            try:
-                self.q.wait(120)
-            except Exception:
-                pass
+    def bundle_settle(self) -> None:
+        settled(self.q)
         self.refresh()
-        data = super()._repr_mimebundle_(**kwargs)
-        data.update(vega.bundle(self.chart(), timeline_summary(self.q)))
-        return data
+
+    def bundle_extra(self) -> dict:
+        return vega.bundle(self.chart(), timeline_summary(self.q))
+
+    def bundle_text(self) -> None:
+        return None            # the chart's summary (vega.bundle's text/plain)

@@ -10,6 +10,7 @@ import operator as o
 
 from ..types import BOOLEAN, NULLTYPE, common_type
 from .spec import Fn, nullable
+from .sqltext import sql_or
 
 _OPS = {"=": o.eq, "<>": o.ne, "<": o.lt, "<=": o.le, ">": o.gt, ">=": o.ge}
 
@@ -67,14 +68,6 @@ def _or_python(e, args):
     return or_
 
 
-def _either(a: str, b: str) -> str:
-    if a == "FALSE":
-        return b
-    if b == "FALSE":
-        return a
-    return f"({a} OR {b})"
-
-
 def _stop_flag(stop: str):
     """AND stops at the first FALSE argument, OR at the first TRUE one."""
     def flag(e, xs, flags):
@@ -82,7 +75,7 @@ def _stop_flag(stop: str):
         for x, f in zip(xs, flags):
             if f != "FALSE":
                 guard = " AND ".join(f"NOT ({y} <=> {stop})" for y in reached)
-                out = _either(out, f"({guard} AND {f})" if guard else f)
+                out = sql_or(out, f"({guard} AND {f})" if guard else f)
             reached.append(x)
         return out
     return flag
@@ -131,7 +124,7 @@ def _case_flag(e, xs, flags):
             branch = "FALSE"
         else:
             branch = f"(CASE WHEN {w} <=> TRUE THEN {ft} ELSE {rest} END)"
-        rest = _either(fw, branch)
+        rest = sql_or(fw, branch)
     return rest
 
 
@@ -158,7 +151,7 @@ def _coalesce_spark(e, xs):
 def _coalesce_flag(e, xs, flags):
     rest = flags[-1]
     for x, f in zip(reversed(xs[:-1]), reversed(flags[:-1])):
-        rest = _either(f, "FALSE" if rest == "FALSE" else f"({x} IS NULL AND {rest})")
+        rest = sql_or(f, "FALSE" if rest == "FALSE" else f"({x} IS NULL AND {rest})")
     return rest
 
 

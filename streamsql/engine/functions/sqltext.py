@@ -74,3 +74,12 @@ def next_boundary_sql(f: str, unit: str) -> str:
         return f"({f} + CAST({T.FIXED_UNITS[unit]} AS BIGINT))"
     months = T.CALENDAR_UNITS[unit]
     return f"unix_millis(timestampadd(MONTH, {months}, timestamp_millis({f})))"
+
+
+def sql_or(a: str, b: str) -> str:
+    """``a OR b`` in Spark SQL, where ``FALSE`` (no condition yet) drops out."""
+    if a == "FALSE":
+        return b
+    if b == "FALSE":
+        return a
+    return f"({a} OR {b})"

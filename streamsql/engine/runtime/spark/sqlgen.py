@@ -17,7 +17,7 @@ from typing import Callable
 from ... import functions as F
 from ... import time as T
 from ...expr import Call, Col, Expr, Lit, Rowtime
-from ...functions.sqltext import floor_sql, literal, next_boundary_sql, string_lit  # noqa: F401 (re-exported)
+from ...functions.sqltext import floor_sql, literal, next_boundary_sql, sql_or, string_lit  # noqa: F401 (re-exported)
 
 _string_lit = string_lit
 #: stands for an INTERVAL literal, which only time arithmetic's templates may take (they read
@@ -27,14 +27,6 @@ _INTERVAL = "<an INTERVAL can only be used in time arithmetic>"
 
 def quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _either(a: str, b: str) -> str:
-    if a == "FALSE":
-        return b
-    if b == "FALSE":
-        return a
-    return f"({a} OR {b})"
 
 
 class SparkSql:
@@ -93,12 +85,12 @@ class SparkSql:
                 guard = " AND ".join(f"{x} IS NOT NULL" for x, a in zip(xs, e.args) if a.type.nullable
                                      or not isinstance(a, (Lit, Rowtime)))
                 own = f"({guard} AND {own})" if guard else own
-            flag = _either(flag, own)
+            flag = sql_or(flag, own)
         return v, flag
 
 
 def _fold(flags) -> str:
     out = "FALSE"
     for f in flags:
-        out = _either(out, f)
+        out = sql_or(out, f)
     return out
