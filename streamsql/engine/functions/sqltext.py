@@ -53,10 +53,6 @@ def plain_cast(sql: str, t: SqlType) -> str:
     return f"CAST({sql} AS {ddl(t)})"
 
 
-def any_null(xs) -> str:
-    return " OR ".join(f"({x} IS NULL)" for x in xs) or "FALSE"
-
-
 def floor_sql(x: str, unit: str) -> str:
     unit = T.unit_name(unit)
     if unit in T.FIXED_UNITS:

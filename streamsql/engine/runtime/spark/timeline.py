@@ -61,14 +61,6 @@ def union_points(*arrays: np.ndarray) -> np.ndarray:
     return a[keep]
 
 
-def release_positions(frontier: np.ndarray, stamps: np.ndarray, avail: np.ndarray) -> np.ndarray:
-    """For each row: the index in ``frontier`` (a non-decreasing array over the batch's points)
-    of the first point at or after ``avail`` where ``frontier >= stamp``; ``len(frontier)`` when
-    the row stays held."""
-    first = np.searchsorted(frontier, stamps, side="left")
-    return np.maximum(first, avail)
-
-
 # --------------------------------------------------------------------------- a source batch's timeline record
 
 #: the event kinds of a source row (the source writes them; pre-combining and the stages read them)
