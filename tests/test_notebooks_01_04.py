@@ -239,6 +239,48 @@ def test_late_rows_error_stream_and_log():
     assert "late rows of Orders: 120" in text and "rows in ERRORS seen by the query: 120" in text
 
 
+
+def test_calculator_errors_section():
+    """01: the fills that cannot be computed (issue 19, SEMANTICS.md 1) are marked in the live view,
+    reach ERRORS with their kind, and every hand-derived check of the section passed."""
+    nb = _nb("01")
+    cells = [c for c in _code(nb) if "compare_calc_errors(" in c.source]
+    assert len(cells) == 1 and "ERRORS" in cells[0].source
+    text = "\n".join(_text(o) for o in cells[0].outputs)
+    for line in ("✓ released: the rows of events 1, 4", "✓ ERRORS: event 2 DIVISION_BY_ZERO (22012), event 3 "
+                 "NUMERIC_OUT_OF_RANGE (22003)", "✓ bounds: the output bound reached 10:21 at event 2 and 10:22 at "
+                 "event 3", "✓ the query goes on: prices is still running"):
+        assert line in text, line
+    assert 'Query prices: division by zero in "total / shares" with total = 500, shares = 0 (SQLSTATE 22012)' in text
+    (show,) = [c for c in _code(nb) if "%streamsql show prices" in c.source]
+    shown = "\n".join(_text(o) for o in show.outputs)
+    assert "x DIVISION_BY_ZERO: " in shown and "x NUMERIC_OUT_OF_RANGE: " in shown
+    assert re.search(r"\| 2006-10-10 10:23:00 \| IBM +\| 150 +\| 75000", shown)      # the query went on
+
+
+def test_calculator_error_check_refuses_what_the_engine_did_not_do():
+    """The section's checker is not a rubber stamp: a wrong value, a missing error or a message
+    without the operands is a ✗ (the local runtime, the oracle)."""
+    from streamsql.tutorial.common import compare_calc_errors
+    wb = _wb()
+    try:
+        wb.execute("CREATE STREAM F (total INTEGER, shares INTEGER)")
+        q = wb.query("SELECT STREAM ROWTIME, total / shares AS price FROM F", name="p")
+        wb.inject([Event("F", "row", T.parse_timestamp("2006-10-10 10:00"), {"total": 6, "shares": 0}),
+                   Event("F", "row", T.parse_timestamp("2006-10-10 10:01"), {"total": 6, "shares": 3})])
+        wb.set_history("ERRORS")
+        res = wb.execute("SELECT STEP, ERROR_NAME, DATA_ROWTIME, MESSAGE FROM ERRORS ORDER BY STEP")[0]
+        err = (1, "10:00", "DIVISION_BY_ZERO", "22012", "total / shares", ["total = 6", "shares = 0"])
+        good = compare_calc_errors(q, res, [(2, "10:01", 2)], [err])
+        assert "✗" not in good and good.count("✓") == 4
+        assert "✗ released" in compare_calc_errors(q, res, [(2, "10:01", 3)], [err])
+        assert "✗ ERRORS: 1 rows in ERRORS, 0 derived by hand" in compare_calc_errors(q, res, [(2, "10:01", 2)], [])
+        wrong = compare_calc_errors(q, res, [(2, "10:01", 2)], [err[:5] + (["shares = 1"],)])
+        assert "✗ ERRORS: event 1: the message" in wrong and "does not say shares = 1" in wrong
+    finally:
+        wb.close()
+
+
 # --------------------------------------------------------------------------- exercises
 
 def _say(f, answer):

@@ -232,6 +232,24 @@ def test_nbval_ignore_output_only_on_timing_cells():
     assert sum("NBVAL_IGNORE_OUTPUT" in c.source for p in NOTEBOOKS for c in _code(p)) == 1
 
 
+
+def test_calcite_tour_calculator_errors():
+    """06: the invoices that cannot be computed (issue 19, SEMANTICS.md 1): one division by zero,
+    one invalid cast, one out of range; each refused at its event, in ERRORS, and the query goes on."""
+    code = _code(NB06)
+    (cell,) = [c for c in code if "compare_calc_errors(" in c.source]
+    text = _text(cell)
+    for line in ("✓ released: the rows of events 1, 5",
+                 "✓ ERRORS: event 2 DIVISION_BY_ZERO (22012), event 3 INVALID_CAST (22018), event 4 "
+                 "NUMERIC_OUT_OF_RANGE (22003)",
+                 "✓ bounds: the output bound reached 10:17:05 at event 2, 10:18:05 at event 3 and 10:18:07 at event 4",
+                 "✓ the query goes on: unit_prices is still running"):
+        assert line in text, line
+    assert "Query unit_prices: invalid character value for cast to INTEGER" in text
+    (show,) = [c for c in code if "%streamsql show unit_prices" in c.source]
+    assert _text(show).count("| x ") == 3
+
+
 # --------------------------------------------------------------------------- the exercises' checkers
 
 def test_exercise_checkers_of_05():

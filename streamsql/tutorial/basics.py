@@ -23,11 +23,13 @@ from ..engine.types import format_value
 # the scenario files, text tables and times, shared with the later tutorials
 from .common import Text, _hm, _rel, _table, expected_lines, run_local, scenario_dir, scenario_events, scenario_path, \
     scenario_sql
+# calculator errors: the error stream's rows and the check against rows derived by hand (also in 06)
+from .common import compare_calc_errors, error_rows
 
 __all__ = [
     "Text", "scenario_dir", "scenario_path", "scenario_sql", "scenario_events", "expected_lines", "show_scenario",
     "play", "engine_lines", "check_scenario", "released", "check_released", "clock_history", "track_producers",
-    "late_log", "event_statuses", "side_by_side",
+    "late_log", "event_statuses", "side_by_side", "error_rows", "compare_calc_errors",
     "check_filter_query", "check_clock_and_late", "check_log_lines",
     "check_weakest_bound", "check_eclipsed", "check_filter_bounds",
     "check_union_release", "check_producers", "check_ties",

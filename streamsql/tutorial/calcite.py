@@ -17,9 +17,11 @@ from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
 from ..engine.types import format_value
 from .common import Beside, Text, Verdict, _blank, _hm, _say, run_local
+# calculator errors: the error stream's rows and the check against rows derived by hand (also in 01)
+from .common import compare_calc_errors, error_rows
 
 __all__ = ["CalciteTour", "CALCITE", "BY_HAND", "compare_calcite", "check_step_query", "check_rejected",
-           "check_running_total", "EX06_QUERIES"]
+           "check_running_total", "EX06_QUERIES", "error_rows", "compare_calc_errors"]
 
 
 def _seed(spec: str) -> tuple[list[str], list[list[str]]]:

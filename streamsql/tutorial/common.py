@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..engine import time as T
 from ..engine.catalog import Event
 from ..engine.events import read_events
 from ..widgets.render import short, text_table
@@ -153,3 +154,77 @@ def run_local(ddl: str, sql: str, events: list[Event]):
         return q, outs
     finally:
         wb.close()
+
+
+# --------------------------------------------------------------------------- calculator errors
+
+def error_rows(result) -> Text:
+    """A relational query's answer on ``ERRORS`` as a text table: timestamps as times of day (the
+    step tables' form), messages in full (a DataFrame would cut them)."""
+    from ..engine.types import format_value
+    rows = [[_hm(v % T.DAY) if f.type.name == "TIMESTAMP" and v is not None else format_value(v, f.type)
+             for f, v in zip(result.fields, row)] for row in result.rows]
+    if not rows:
+        return Text("(no rows)")
+    return Text(_table(list(result.columns), rows))
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and float(a) == float(b)
+    return a == b
+
+
+def compare_calc_errors(q, result, rows: list[tuple], errors: list[tuple]) -> Text:
+    """Check what query ``q`` did with rows it cannot compute (SEMANTICS.md section 1, calculator
+    errors) against what was derived by hand. Events are counted from the query's start (1: the
+    first event after it started).
+
+    ``rows``: the released rows, ``(event, "HH:MM[:SS]", value, ...)`` (the select list without
+    ROWTIME). ``errors``: ``(event, "HH:MM[:SS]", ERROR_NAME, SQLSTATE, expression as written,
+    [operand, ...])``. ``result``: a relational query on ``ERRORS`` (columns STEP, ERROR_NAME,
+    DATA_ROWTIME and MESSAGE) limited to ``q``'s input, in step order. Also checked: each refused
+    row still counts as a bound (the output bound reaches its rowtime at its event), and the
+    query is still running."""
+    q.wait()
+    first = q.start_seq
+    out = []
+    # the released rows: the refused ones are absent, the later ones are there
+    got = [(r.step - first, _hm(r.rowtime % T.DAY), *r.values) for r in q.rows]
+    want = [(e[0], _hm(T.parse_timestamp(e[1], day=0)), *e[2:]) for e in rows]
+    same = len(got) == len(want) and all(len(g) == len(w) and all(_same_value(x, y) for x, y in zip(g, w))
+                                         for g, w in zip(got, want))
+    events = ", ".join(str(w[0]) for w in want)
+    out.append(f"✓ released: the rows of events {events}, with the rowtimes and values derived by hand"
+               if same else f"✗ released {got}, derived by hand {want}")
+    # the error stream: one row per refused row, at its step, with its kind and message
+    cols = {c: i for i, c in enumerate(result.columns)}
+    err = [(r[cols["STEP"]] - first, _hm(r[cols["DATA_ROWTIME"]] % T.DAY), r[cols["ERROR_NAME"]], r[cols["MESSAGE"]])
+           for r in result.rows]
+    wrong = []
+    if len(err) != len(errors):
+        wrong.append(f"{len(err)} rows in ERRORS, {len(errors)} derived by hand")
+    for g, (event, at, name, sqlstate, expr, operands) in zip(err, errors):
+        where = f"event {event}"
+        if g[:3] != (event, _hm(T.parse_timestamp(at, day=0)), name):
+            wrong.append(f"{where}: ERRORS has {g[:3]}")
+            continue
+        msg = g[3]
+        must = [f"Query {q.name}: ", f'"{expr}"', f"(SQLSTATE {sqlstate})"] + list(operands)
+        missing = [m for m in must if m not in msg]
+        if missing:
+            wrong.append(f"{where}: the message {msg!r} does not say {', '.join(missing)}")
+    kinds = ", ".join(f"event {e[0]} {e[2]} ({e[3]})" for e in errors)
+    out.append(f"✓ ERRORS: {kinds}; each MESSAGE names the query, the expression as written, its operands "
+               "and the SQLSTATE" if not wrong else "✗ ERRORS: " + "; ".join(wrong))
+    # a refused row still counts as a bound at its rowtime
+    late = [(e[0], T.parse_timestamp(e[1], day=0)) for e in errors]
+    bounds = {s - first: b % T.DAY for s, b in q.bounds.items()}
+    bad = [ev for ev, t in late if bounds.get(ev) != t]
+    parts = [f"{_hm(t)} at event {ev}" for ev, t in late]
+    at = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "none"
+    out.append(f"✓ bounds: the output bound reached {at}: a refused row still counts as a bound"
+               if not bad else f"✗ bounds: no output bound at the rowtime of event(s) {bad}: {bounds}")
+    out.append(f"✓ the query goes on: {q.name} is still running" if q.running and not q.error
+               else f"✗ the query {q.name} stopped: {q.error}")
+    return Text("\n".join(out))
