@@ -26,6 +26,7 @@ _log_path: Path | None = None
 #: the background start had finished), and may replace it if it asked for another master
 _unclaimed = False
 _prestart_thread: threading.Thread | None = None
+_ready = threading.Event()      # the background start is over (the session is up, or it failed)
 #: ``False`` turns :func:`prestart` off for this process (the environment's
 #: ``STREAMSQL_PRESTART=0`` does the same, for every process started from it)
 PRESTART = os.environ.get("STREAMSQL_PRESTART", "1") != "0"
@@ -161,14 +162,14 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
     global _session, _log_path, _unclaimed
     t = _prestart_thread
     reported = False
-    if t is not None and t.is_alive() and t is not threading.current_thread():
+    if t is not None and t.is_alive() and t is not threading.current_thread() and not _ready.is_set():
         # started in the background and still starting: say so now, then wait for it
         reported = True
         if on_start:
             on_start()
         if on_phase:
             on_phase("Spark session")
-        t.join()
+        _ready.wait()
     with _lock:
         if _session is not None:
             running = _session.sparkContext.master
@@ -253,13 +254,32 @@ def prestart(master: str | None = None, conf: dict | None = None, log_dir: str |
 
     def run():
         try:
-            get_session(master, conf, log_dir)
+            spark = get_session(master, conf, log_dir)
         except Exception as e:  # reported by the first real use
             log.info("starting Spark ahead of use failed: %s", e)
+            return
+        finally:
+            _ready.set()
+        try:                    # beside the first query's planning, not before it
+            _warm_workers(spark)
+        except Exception as e:
+            log.info("warming Spark's Python workers failed: %s", e)
 
+    _ready.clear()
     _prestart_thread = threading.Thread(target=run, daemon=True, name="streamsql-spark-prestart")
     _prestart_thread.start()
     return True
+
+
+def _warm(batches):
+    import streamsql.engine.runtime.spark.stage  # noqa: F401  (what the stages' workers import)
+    yield from batches
+
+
+def _warm_workers(spark) -> None:
+    """A tiny pandas job, so that the Python worker daemon and its imports (pandas, pyarrow,
+    streamsql's stages) are up before the first micro-batch needs them (workers are reused)."""
+    spark.range(1).mapInPandas(_warm, "id long").collect()
 
 
 def stop_session() -> None:
