@@ -103,7 +103,7 @@ def running(spark, wb, folder, kind: str, run: int, events: int, tickers: int) -
         wait, stop = sq.processAllAvailable, sq.stop
     else:
         sql = {"tumbling": TUMBLING, "sliding": SLIDING}[kind].replace("Trades", name)
-        q = wb._start_query(analyze(sql, wb.catalog).query, f"{kind}-r{run}", start_seq=start)
+        q = wb._start_query(analyze(sql, wb.catalog).query, f"{kind}_r{run}", start_seq=start)
         wait, stop = q.wait, q.stop
     wait()
     wb.load(name, {k: v[1000:] for k, v in data.items()})
@@ -229,7 +229,7 @@ def main():
           f"({res['tumbling_eps'] / res['native_eps']:.2f}x native; target >= 0.5x) ({nt} rows)")
     print(f"  sliding 1-hour AVG OVER            : {res['sliding_eps']:,.0f} ev/s "
           f"({res['sliding_eps'] / res['native_eps']:.2f}x native; {res['sliding_eps'] / res['spark_window_eps']:.2f}x "
-          f"Spark's batch window function; target after integrating the batch path >= 0.5x) ({ns} rows)")
+          f"Spark's batch window function; target >= 0.5x the batch window function) ({ns} rows)")
     print(f"  Spark batch window function        : {res['spark_window_eps']:,.0f} rows/s "
           f"(avg OVER RANGE BETWEEN 3600 PRECEDING AND CURRENT ROW, in-memory input)")
     print(f"  OVER operator alone, in-process    : batch path {res['operator_batch_eps']:,.0f} rows/s, row path "
