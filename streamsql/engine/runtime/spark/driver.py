@@ -77,6 +77,7 @@ class SparkRuntime(Runtime):
             q._deliver_table(res.rows, res.bounds)
 
         handle = sq.start(delivered, on_error)
+        _sources_initialized(handle)
         self.running[q.name] = (q, sq, handle)
         if self._phase is not None and self._first == q.name:
             self._phase("first batch")
@@ -151,6 +152,21 @@ class SparkRuntime(Runtime):
     def explain(self, q) -> str:
         from .explain import spark_plan
         return spark_plan(q)
+
+
+def _sources_initialized(handle, timeout: float = 60.0) -> None:
+    """Wait (bounded) until Spark has initialized the query's sources. Each start spawns a Python
+    process that must connect back to the JVM within Spark's fixed 10 s; queries started
+    together on a small, busy machine (a cell with several queries) then start one after
+    another instead of all failing with "Python worker failed to connect back"."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if not handle.isActive or handle.status.get("message") != "Initializing sources":
+                return
+        except Exception:  # the query ended: wait() reports why
+            return
+        time.sleep(0.05)
 
 
 _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")
