@@ -45,7 +45,7 @@ CHILD = textwrap.dedent("""
 
 def child(mode: str, **env) -> dict:
     r = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, **env})
+                       env={**os.environ, "STREAMSQL_PRESTART": "1", **env})
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(next(ln for ln in r.stdout.splitlines() if ln.startswith("RESULT "))[7:])
 

@@ -29,7 +29,7 @@ _prestart_thread: threading.Thread | None = None
 _ready = threading.Event()      # the background start is over (the session is up, or it failed)
 #: ``False`` turns :func:`prestart` off for this process (the environment's
 #: ``STREAMSQL_PRESTART=0`` does the same, for every process started from it)
-PRESTART = os.environ.get("STREAMSQL_PRESTART", "1") != "0"
+PRESTART = os.environ.get("STREAMSQL_PRESTART", "0") == "1"
 
 #: Settings for interactive steps (SPARK_NOTES.md, "Low-latency settings").
 LOW_LATENCY_CONF = {
