@@ -436,11 +436,11 @@ class Catalog:
         st.bound = new_bound
         return len(leaving)
 
-    def _report_late(self, d: StreamDef, st: StreamState, ev: Event, seq: int, clock: int, producer_clock: bool,
+    def _report_late(self, d: StreamDef, st: StreamState, ev: Event, seq: int, clock: int, by_producer: bool,
                      out: dict[str, list[LogEntry]]):
         data = {f.name: to_json_value(v, f.type) for f, v in zip(d.fields, self._safe_values(d, ev.values))}
         t, row = lateness.reject(st, self.state[ERROR_STREAM], d.name, ev.rowtime, clock, data,
-                                 ev.producer or DEFAULT_PRODUCER, seq, producer_clock=producer_clock)
+                                 ev.producer or DEFAULT_PRODUCER, seq, by_producer=by_producer)
         out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
 
     def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:

@@ -64,13 +64,13 @@ def message(stream: str, rowtime: int, clock: int, producer: str | None = None) 
 
 
 def reject(st, est, stream: str, rowtime: int, clock: int, data: dict, producer: str, seq: int,
-           *, producer_clock: bool = False) -> tuple[int, tuple]:
+           *, by_producer: bool = False) -> tuple[int, tuple]:
     """Record one late row: counts it in ``st`` (the stream's state), stamps its error row with
     the clock it violated (never below the error stream ``est``'s bound, which moves) and logs it
     at powers of ten. Returns ``(time, ERRORS row)`` for the caller's log entry. ``data``: the
     row's values as JSON, by column name."""
     st.late_count += 1
-    msg = message(stream, rowtime, clock, producer if producer_clock else None)
+    msg = message(stream, rowtime, clock, producer if by_producer else None)
     t = max(est.bound, clock)
     est.bound = t
     est.rows_in += 1

@@ -4,8 +4,6 @@ Loading the extension also makes Altair charts render through JupyterLab's built
 renderer (see :mod:`streamsql.widgets.vega`)."""
 from __future__ import annotations
 
-import os
-
 from .literals import interpolate, sql_literal
 from .magic import StreamSql
 
@@ -27,7 +25,7 @@ def load_ipython_extension(ip) -> None:
         _loaded[id(ip)] = magics
         # Spark starts now, in the background, while the user writes the first query
         from ..engine.runtime.engines import prestart
-        prestart(magics.engine, magics.master or os.environ.get("STREAMSQL_MASTER") or None)
+        prestart(magics.engine, magics.master)
         completer = getattr(ip, "Completer", None)
         if completer is not None:               # Tab in %%streamsql cells and %streamsql lines
             from .completion import make_matcher

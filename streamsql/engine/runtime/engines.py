@@ -27,5 +27,6 @@ def prestart(engine: str, master: str | None = None, conf: dict | None = None, l
     long (Spark: a JVM and a session, seconds); ``STREAMSQL_PRESTART=0`` turns it off."""
     if check_engine(engine) != "spark":
         return False
+    import os
     from .spark.session import prestart as spark_prestart
-    return spark_prestart(master, conf, log_dir)
+    return spark_prestart(master or os.environ.get("STREAMSQL_MASTER") or None, conf, log_dir)
