@@ -60,3 +60,28 @@ def wb(request, tmp_path):
     w = Workbench(tmp_path / "ws", engine=request.param)
     yield w
     w.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_spark_query_outlives_its_test(request):
+    """A streaming query left running by a test polls its source for the rest of the session:
+    dozens of them load a 2-core machine until Spark's Python workers miss their 10 s connect-back.
+    Workbenches opened by ``test_aggregate_support.run`` are closed here; queries still running
+    after that are stopped, with a warning naming the test."""
+    yield
+    support = sys.modules.get("test_aggregate_support")
+    if support is not None:
+        support.close_owned()
+    from streamsql.engine.runtime.spark import session
+    spark = session._session
+    if spark is None:
+        return
+    left = list(spark.streams.active)
+    for sq in left:
+        try:
+            sq.stop()
+        except Exception:   # noqa: BLE001 - a query that failed while stopping is stopped
+            pass
+    if left:
+        import warnings
+        warnings.warn(f"{request.node.nodeid} left {len(left)} Spark queries running (stopped now)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 import math
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,13 +92,28 @@ def op_of(q, cls) -> Operator:
     return ops[0]
 
 
+#: workbenches :func:`run` opened, closed (and their folders removed) after each test by conftest
+OWNED: list = []
+
+
+def close_owned() -> None:
+    while OWNED:
+        wb, folder = OWNED.pop()
+        try:
+            wb.close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def run(ddl: str, query: str, events: list[Event], *, engine: str = "local", wb=None,
         **wb_kw) -> Run:
     """Create the streams/tables of ``ddl``, start ``query``, inject ``events`` (one event per
     step, in order) and collect what the query released."""
     own = wb is None
     if own:
-        wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-test-"), engine=engine, **wb_kw)
+        folder = tempfile.mkdtemp(prefix="streamsql-test-")
+        wb = streamsql.Workbench(folder, engine=engine, **wb_kw)
+        OWNED.append((wb, folder))
     if ddl.strip():
         wb.execute(ddl)
     q = wb.query(query)

@@ -69,3 +69,43 @@ def test_producers_and_pending_rows_survive(tmp_path):
     wb.detach("S", "P1")
     assert [(r.step, r.values) for r in q.rows] == [(3, (1,))]
     wb.close()
+
+
+class _Evil:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_spark_query_state_is_json_and_a_pickle_in_its_place_runs_nothing(tmp_path, spark):
+    """Issue 13 item 2: the Spark sink keeps its state as JSON; a pickle put in its place is a
+    clear error naming the file when the workspace reopens (the query stops, the workspace and
+    its streams stay usable), and unpickling never happens."""
+    ws, marker = tmp_path / "ws", tmp_path / "ran"
+    wb = Workbench(ws, engine="spark")
+    try:
+        wb.execute("CREATE STREAM P (name VARCHAR(10))")
+        q = wb.query("SELECT STREAM FLOOR(P.ROWTIME TO HOUR) AS ROWTIME, COUNT(*) AS n FROM P "
+                     "GROUP BY FLOOR(P.ROWTIME TO HOUR)", name="u")
+        wb.insert("P", {"name": "p1"}, rowtime="2006-10-10 01:00:00")
+        wb.insert("P", {"name": "p2"}, rowtime="2006-10-10 02:06:00")
+        assert [r.values for r in q.wait().rows] == [(1,)]
+    finally:
+        wb.close()
+    states = sorted((ws / "queries" / "u" / "sink").glob("state-*"))
+    assert [p.suffix for p in states] == [".json"] and not list(ws.rglob("*.pickle"))
+    assert states[0].read_bytes().startswith(b'{"format":"streamsql-state/1"')
+    states[0].write_bytes(__import__("pickle").dumps(_Evil(marker)))
+
+    wb = Workbench(ws, engine="spark")
+    try:
+        q = wb.queries["u"]
+        assert not q.running and str(states[0]) in q.error and "not a streamsql state file" in q.error
+        assert any(str(states[0]) in w for w in wb.open_warnings)
+        wb.insert("P", {"name": "p3"}, rowtime="2006-10-10 03:06:00")     # the workspace goes on
+        assert wb.clock("P") == T.parse_timestamp("2006-10-10 03:06:00")
+    finally:
+        wb.close()
+    assert not marker.exists()

@@ -252,11 +252,10 @@ def test_a_valid_arrow_segment_with_other_columns_fails_the_query_not_the_worksp
 
 # --------------------------------------------------------------------------- no pickle anywhere we own
 
-def test_nothing_outside_the_spark_runtime_state_uses_pickle():
-    """pickle/marshal/shelve may only appear in the Spark runtime's stage/sink internals (issue 13
-    item 2 covers them separately); everything else in the package reads and writes JSON or Arrow."""
-    allowed = {"streamsql/engine/runtime/spark/sink.py", "streamsql/engine/runtime/spark/stage.py",
-               "streamsql/engine/runtime/spark/precombine.py", "streamsql/engine/runtime/spark/frames.py"}
+def test_nothing_but_the_in_flight_wire_uses_pickle():
+    """pickle/marshal/shelve appear in one module only: values in flight between the Spark stages of
+    one micro-batch (never written to the workspace); everything persisted is JSON or Arrow."""
+    allowed = {"streamsql/engine/runtime/spark/wire.py"}
     found = set()
     for p in (ROOT / "streamsql").rglob("*.py"):
         text = p.read_text()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import pickle
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +30,7 @@ from ...plan import Field
 from .host import frontier
 from .source import EV_TIMELINE, NO_TRACE, unpack_timeline
 from .timeline import Timeline, union_points
+from .wire import unpack
 
 EV_ROW, EV_META, EV_ERROR = 0, 3, 4
 
@@ -137,7 +137,7 @@ def origins(timelines: list[bytes], metas: list[tuple[int, bytes]], upstream: di
         info.steps = seqs[seqs >= info.trace_from]
     by_up: dict[int, list] = {}
     for up, b in metas:
-        m = pickle.loads(b)
+        m = unpack(b)
         by_up.setdefault(up, []).append(m)
         if trace:
             info.traces += m.get("trace") or []

@@ -23,8 +23,6 @@ partials and the timeline.
 """
 from __future__ import annotations
 
-import base64
-import pickle
 import zlib
 
 import numpy as np
@@ -37,7 +35,9 @@ from ...functions import can_fail
 from ...operators.aggregate import AggregateOp
 from ...operators.base import encode_ints
 from ...plan import Aggregate
+from .statecodec import dumps as dump_state, loads as load_state
 from .timeline import EV_TIMELINE, NO_TRACE, unpack_timeline
+from .wire import pack
 
 
 def eligible(node: Aggregate, stage) -> bool:
@@ -141,7 +141,7 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
             else:
                 hit = ordered[c].get(gk)
                 states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
-        parts.append(pickle.dumps((gk[1], gk[2:-1], states)))
+        parts.append(pack((gk[1], gk[2:-1], states)))
         gks.append(gk[2:-1])
     out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "seq": g.column("seq_min"),
                     "T": g.column("T_min"), "ort": g.column("ort_min"), "part": pa.array(parts, pa.binary())})
@@ -212,14 +212,14 @@ def _time_key(e) -> bool:
 
 
 def scan_spec(node: Aggregate, buckets: int) -> dict:
-    return {"node": base64.b64encode(pickle.dumps(node)).decode("ascii"), "buckets": buckets}
+    return {"node": dump_state(node).decode(), "buckets": buckets}
 
 
 class ScanCombiner:
     """Pre-combines one stream's rows as the log source reads them (see :func:`scan_eligible`)."""
 
     def __init__(self, spec: dict):
-        self.node: Aggregate = pickle.loads(base64.b64decode(spec["node"]))
+        self.node: Aggregate = load_state(spec["node"].encode(), "the pre-combined scan's plan")
         self.buckets = int(spec["buckets"])
         self.op = AggregateOp(self.node)
         # the keys that pick a bucket (the others are functions of ROWTIME)

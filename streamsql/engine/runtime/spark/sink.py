@@ -13,7 +13,7 @@ local runtime refuses them (``failures.py``).
 from __future__ import annotations
 
 import json
-import pickle
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +31,11 @@ from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
 from .trace import input_trace, sink_trace
 from .source import EV_TIMELINE
+from .statecodec import StateFileError, dumps as dump_state, loads as load_state
+
+
+_STATE_FILE = re.compile(r"state-\d{12}\.json")
+_HELD_FILE = re.compile(r"held-\d+\.arrow")
 
 
 def _write_arrow(path: Path, t: pa.Table, durable: bool) -> None:
@@ -87,12 +92,17 @@ class Sink:
         p = self.folder / "state.json"
         if not p.exists():
             return
-        s = json.loads(p.read_text())
-        self.batch_id = s["batch_id"]
-        self.processed_seq = s["processed_seq"]
-        self.last_bound = s.get("last_bound")
-        with open(self.folder / s["state"], "rb") as f:
-            self.input_state, self.frontiers = pickle.load(f)
+        try:
+            s = json.loads(p.read_text())
+            self.batch_id = int(s["batch_id"])
+            self.processed_seq = int(s["processed_seq"])
+            self.last_bound = s.get("last_bound")
+            if not _STATE_FILE.fullmatch(s["state"]) or not _HELD_FILE.fullmatch(s.get("held") or "held-0.arrow"):
+                raise ValueError(f"names files that are not this query's ({s['state']!r}, {s.get('held')!r})")
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+            raise StateFileError(f"{p}: not a streamsql sink state ({type(e).__name__}: {e})") from None
+        state = self.folder / s["state"]
+        self.input_state, self.frontiers = load_state(state.read_bytes(), state)
         if s.get("held"):
             self.held = _read_arrow(self.folder / s["held"])
         for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
@@ -125,8 +135,8 @@ class Sink:
                          pa.table({"step": pa.array(bounds[0], pa.int64()), "bound": pa.array(bounds[1], pa.int64())}),
                          self.durable)
             _write_arrow(self.folder / f"out-{batch_id:012d}.arrow", out, self.durable)
-        name = f"state-{batch_id:012d}.pickle"
-        atomic_write(self.folder / name, pickle.dumps((self.input_state, self.frontiers)), self.durable)
+        name = f"state-{batch_id:012d}.json"
+        atomic_write(self.folder / name, dump_state((self.input_state, self.frontiers)), self.durable)
         held = None
         if self.held is not None and self.held.num_rows:
             held = f"held-{batch_id:012d}.arrow"
@@ -134,7 +144,7 @@ class Sink:
         atomic_write(self.folder / "state.json",
                      json.dumps({"batch_id": batch_id, "processed_seq": self.processed_seq, "state": name,
                                  "held": held, "last_bound": self.last_bound}).encode(), self.durable)
-        for f in list(self.folder.glob("state-*.pickle")) + list(self.folder.glob("held-*.arrow")):
+        for f in list(self.folder.glob("state-*.json")) + list(self.folder.glob("held-*.arrow")):
             if f.name not in (name, held):
                 f.unlink()
 

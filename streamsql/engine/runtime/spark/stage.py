@@ -7,7 +7,6 @@ its input clocks) for the consumer downstream.
 """
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +18,9 @@ from .frames import EV_ERROR, EV_META, EV_ROW, error_blob, frame_values, named_v
 from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
 from .precombine import Partial, PrecombinedAggregate
+from .statecodec import dumps as dump_state, loads as load_state
 from .trace import bucket_trace, input_trace
+from .wire import pack, unpack
 
 
 @dataclass
@@ -86,7 +87,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         usable["arrival"] = r.arrival
         resolved.append((usable, r.clock))
         if spec.precombined:
-            values.append([Partial(*pickle.loads(p)) for p in usable["part"]])
+            values.append([Partial(*unpack(p)) for p in usable["part"]])
         else:
             values.append(frame_values(usable, i, spec.input_fields[i]))
     op = PrecombinedAggregate(st.op) if spec.precombined else st.op
@@ -128,7 +129,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         if bucket == 0:
             report["tw"] = int(info.trace_from)
             report["steps"] = np.ascontiguousarray(info.steps, np.int64).tobytes()
-    out["blob"] = [None] * n + [b for _q, b in errs] + [pickle.dumps(report)]
+    out["blob"] = [None] * n + [b for _q, b in errs] + [pack(report)]
     return pd.DataFrame(out)
 
 
@@ -187,9 +188,9 @@ def make_processor(spec: StageSpec):
         def handleInputRows(self, key, rows, timerValues):
             frames = [f for f in rows]
             pdf = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-            st = pickle.loads(self.state.get()[0]) if self.state.exists() else HostState(spec)
+            st = load_state(self.state.get()[0], "the query's state store") if self.state.exists() else HostState(spec)
             out = process_bucket(spec, int(key[0]), pdf, st, self.upstream)
-            self.state.update((pickle.dumps(st),))
+            self.state.update((dump_state(st),))
             yield out
 
         def close(self):
