@@ -349,3 +349,44 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
             browser.close()
             _end_sessions(lab)
     shutil.rmtree(lab["root"] / ".ipynb_checkpoints", ignore_errors=True)
+
+
+OPEN_CELLS = [
+    "%load_ext streamsql",
+    "%%streamsql\nCREATE STREAM Orders (productId INTEGER, units INTEGER)",
+    "%%streamsql --name totals --workbench\nSELECT STREAM FLOOR(Orders.ROWTIME TO HOUR) AS ROWTIME, productId,\n"
+    "       COUNT(*) AS c, SUM(units) AS units\nFROM Orders GROUP BY FLOOR(Orders.ROWTIME TO HOUR), productId",
+    "%%streamsql\nINSERT INTO Orders (ROWTIME, productId, units) VALUES\n"
+    "  (TIMESTAMP '2006-10-10 10:00:00', 10, 3), (TIMESTAMP '2006-10-10 10:20:00', 10, 5)",
+]
+
+
+def test_group_by_workbench_shows_the_open_group_and_its_partial_sums(lab):
+    """Issue 18 item 4: after two rows, nothing is released, and the GROUP BY's workbench shows the
+    open group, its COUNT and SUM so far and the clock that closes it (from Spark's typed trace)."""
+    from playwright.sync_api import sync_playwright
+
+    name = "open_group_check.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in OPEN_CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab["root"] / name)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            _open_and_run_all(page, lab, name, len(OPEN_CELLS))
+            view = page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator(".streamsql-workbench").first
+            table = view.locator(".streamsql-query .streamsql-open").first
+            table.wait_for(state="visible", timeout=120_000)
+            deadline = time.time() + 120
+            while "SUM(units) = 8" not in table.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(250)
+            cells = table.locator("tbody tr").first.locator("td").all_inner_texts()
+            assert cells == ["aggregate", "group 2006-10-10 10:00:00, 10", "COUNT(*) = 2, SUM(units) = 8",
+                             "when ORDERS reaches 2006-10-10 11:00:00"], cells
+            assert table.locator("tbody tr").count() == 1
+            assert "Open after step 2" in view.locator(".streamsql-open-title").first.inner_text()
+            assert view.locator(".streamsql-query .streamsql-rows").first.get_attribute("data-rows") == "0"
+            _shot(page, view, "workbench-open-group.png")
+        finally:
+            browser.close()

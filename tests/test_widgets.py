@@ -541,3 +541,42 @@ def test_startup_phases_count_each_phase_until_the_first_result():
     assert phases.text() in view.value
     assert view._repr_mimebundle_()["text/plain"] == "Start-up: JVM · Spark session · plan · first batch"
     assert "0.5 s" not in view.static_html()                          # as displayed: no times
+
+
+def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):
+    """Issue 18 item 4, on both runtimes (their typed traces). Orders at 10:00 (10, 3) and 10:20
+    (10, 5), 10:30 (20, 1): the hourly GROUP BY has not released anything; its groups for 10:00
+    are open with COUNT/SUM so far and close when ORDERS reaches 11:00 (the period's end). The
+    OVER query keeps 2 rows of partition 10 and 1 of 20 for later frames; the join keeps the three
+    Orders rows (no Shipments yet). A bound at 11:00 closes both groups: nothing is open, two rows
+    are released."""
+    wb.execute("CREATE STREAM Orders (productId INTEGER, units INTEGER); CREATE STREAM Shipments (productId INTEGER)")
+    agg = wb.query("SELECT STREAM FLOOR(Orders.ROWTIME TO HOUR) AS ROWTIME, productId, COUNT(*) AS c, "
+                   "SUM(units) AS units FROM Orders GROUP BY FLOOR(Orders.ROWTIME TO HOUR), productId", name="agg")
+    over = wb.query("SELECT STREAM productId, SUM(units) OVER (PARTITION BY productId RANGE INTERVAL '1' HOUR "
+                    "PRECEDING) AS s FROM Orders", name="ov")
+    join = wb.query("SELECT STREAM ROWTIME, o.units FROM Orders OVER (RANGE INTERVAL '10' MINUTE PRECEDING) AS o "
+                    "JOIN Shipments AS s ON o.productId = s.productId", name="j")
+    wb.insert("Orders", {"productId": 10, "units": 3}, rowtime="2006-10-10 10:00:00")
+    wb.insert("Orders", {"productId": 10, "units": 5}, rowtime="10:20")
+    wb.insert("Orders", {"productId": 20, "units": 1}, rowtime="10:30")
+    for q in (agg, over, join):
+        q.wait()
+    from streamsql.widgets.openstate import open_state_rows
+    assert open_state_rows(agg) == [
+        ["aggregate", "group 2006-10-10 10:00:00, 10", "COUNT(*) = 2, SUM(units) = 8",
+         "when ORDERS reaches 2006-10-10 11:00:00"],
+        ["aggregate", "group 2006-10-10 10:00:00, 20", "COUNT(*) = 1, SUM(units) = 1",
+         "when ORDERS reaches 2006-10-10 11:00:00"]]
+    assert [r[1:3] for r in open_state_rows(over)] == [
+        ["partition 10", "2 rows kept for later frames since 2006-10-10 10:00:00"],
+        ["partition 20", "1 row kept for later frames since 2006-10-10 10:30:00"]]
+    assert [r[1:] for r in open_state_rows(join)] == [
+        ["ORDERS: 3 rows kept", "rowtimes 2006-10-10 10:00:00 to 2006-10-10 10:30:00",
+         "the earliest when the other side passes 2006-10-10 10:10:00"]]
+    text = QueryView(agg).text()
+    assert "Open after step 3" in text and "COUNT(*) = 2, SUM(units) = 8" in text
+    wb.punctuate("Orders", "11:00")
+    agg.wait()
+    assert open_state_rows(agg) == [] and len(agg.rows) == 2
+    assert "Open after" not in QueryView(agg).text()

@@ -10,6 +10,7 @@ import ipywidgets as widgets
 from ..engine.trace import BoundLines, steps
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
+from .openstate import HEADER as OPEN_HEADER, open_state_rows
 from .render import html_lines, html_table, text_table, ts
 from .static import StaticMixin, snapshot_html, update_all
 
@@ -87,11 +88,12 @@ class QueryView(StaticMixin, widgets.VBox):
         self.bounds = bounds
         self.status = widgets.HTML()
         self.table = widgets.HTML()
+        self.open_table = widgets.HTML()
         self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=f"stop query {q.name}",
                                           layout=widgets.Layout(width="80px"))
         self.stop_button.add_class("streamsql-stop")
         self.stop_button.on_click(lambda _b: self.stop())
-        super().__init__([widgets.HBox([self.status, self.stop_button]), self.table])
+        super().__init__([widgets.HBox([self.status, self.stop_button]), self.table, self.open_table])
         self.add_class("streamsql-query")
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))
@@ -141,6 +143,19 @@ class QueryView(StaticMixin, widgets.VBox):
             self._titles.append(title)
         return rows, classes, len(entries)
 
+    def open_parts(self) -> tuple[str, list[list[str]]]:
+        """The title and rows of the open-state table (groups, partitions, kept join rows)."""
+        rows = open_state_rows(self.q)
+        trace = getattr(self.q, "trace", None)
+        step = trace[-1].step if trace else None
+        return (f"Open after step {step}: what is still accumulating" if rows else ""), rows
+
+    def _open_html(self) -> str:
+        title, rows = self.open_parts()
+        if not rows:
+            return ""
+        return f"<div class='streamsql-open-title'><b>{title}</b></div>" + html_table(OPEN_HEADER, rows, "streamsql-open")
+
     def _footer(self, shown: int, total: int) -> str | None:
         return f"(last {shown} of {total})" if shown < total else None
 
@@ -152,6 +167,9 @@ class QueryView(StaticMixin, widgets.VBox):
         foot = self._footer(len(rows), total)
         if foot:
             parts.append(foot)
+        title, open_rows = self.open_parts()
+        if open_rows:
+            parts += [title, text_table(OPEN_HEADER, open_rows)]
         return "\n".join(parts)
 
     # ------------------------------------------------------------------ updates
@@ -178,6 +196,7 @@ class QueryView(StaticMixin, widgets.VBox):
             self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes,
                                           row_titles=self._titles)
                                 + (f"<div>{foot}</div>" if foot else ""))
+            self.open_table.value = self._open_html()
             self.stop_button.disabled = not self.q.running
 
     def static_parts(self) -> list[str]:
@@ -186,7 +205,7 @@ class QueryView(StaticMixin, widgets.VBox):
         foot = self._footer(len(rows), total)
         return [html_lines(self.status_lines(), "streamsql-status"),
                 html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
-                + (f"<div>{foot}</div>" if foot else "")]
+                + (f"<div>{foot}</div>" if foot else "") + self._open_html()]
 
     def static_key(self):
         return query_key(self.q)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..engine import time as T
 from ..engine.operators.describe import AggregateState, JoinState, WindowState
-from ..engine.plan import Aggregate
+from .openstate import agg_node, aggregate_nodes, partials_text
 from ..engine.runtime.tracing import clock_targets
 from ..engine.types import format_value
 from .hooks import Debounced, on_inject, weak_method
@@ -89,19 +89,10 @@ def _op_lanes(ops) -> list[str]:
     return out
 
 
-def _aggregates(node) -> list[Aggregate]:
-    out = []
-    for child in node.inputs():
-        out += _aggregates(child)
-    if isinstance(node, Aggregate):
-        out.append(node)
-    return out
-
-
 def _period_start(q, end: int) -> int | None:
     """Where the aggregation period that ends at ``end`` begins (the earliest rowtime whose
     period ends there), from the query's one GROUP BY time key; None when there is not exactly one."""
-    aggs = [a for a in _aggregates(q.plan.root) if a.time_key is not None]
+    aggs = [a for a in aggregate_nodes(q.plan.root) if a.time_key is not None]
     if len(aggs) != 1:
         return None
     from ..engine.operators.timekey import TimeKey
@@ -195,9 +186,10 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
                 if start is None or start >= end:
                     start = _period_start(q, end)
                 if _real(end):
+                    so_far = partials_text(agg_node(q, op), g.partials)
                     recs.append(_rec("open window", lane, start if start is not None else end, t2=end,
                                      detail=f"group {', '.join(g.labels or [format_value(k) for k in g.keys])} "
-                                            f"closes when the clock reaches {ts(end)}"))
+                                            f"({so_far}) closes when the clock reaches {ts(end)}"))
         if isinstance(state, WindowState):
             for part in state.partitions:
                 if part.first is not None and _real(op.present):

@@ -1,0 +1,89 @@
+"""What a query's operators hold open after the last traced step, as table rows: each GROUP BY
+group with its aggregates so far and the clock that will close it, each OVER partition with the
+rows its frames still keep, each join side's kept rows. Read from the typed trace
+(``OperatorTrace.state``), never from its words, so both runtimes show the same."""
+from __future__ import annotations
+
+from ..engine.operators.describe import AggregateState, JoinState, WindowState
+from ..engine.plan import Aggregate
+from ..engine.types import format_value
+from .render import ts
+
+HEADER = ["OPERATOR", "OPEN", "SO FAR", "CLOSES"]
+
+
+def aggregate_nodes(node) -> list[Aggregate]:
+    """The plan's GROUP BY nodes, inputs first (the order of the trace's operators)."""
+    out = []
+    for child in node.inputs():
+        out += aggregate_nodes(child)
+    if isinstance(node, Aggregate):
+        out.append(node)
+    return out
+
+
+def _agg_label(a) -> str:
+    """``SUM(units)``, ``COUNT(*)``: the aggregate as the query wrote it."""
+    if a.arg is None:
+        arg = "*"
+    else:
+        arg = getattr(a.arg, "text", None) or getattr(a.arg, "name", None) or "..."
+    return f"{a.fn}({'DISTINCT ' if a.distinct else ''}{arg})"
+
+
+def partials_text(node: Aggregate | None, partials: tuple) -> str:
+    """``COUNT(*) = 2, SUM(units) = 8``: an open group's aggregates so far."""
+    labels = [_agg_label(a) for a in node.aggs] if node is not None else []
+    out = []
+    for i, (name, value) in enumerate(partials):
+        label = labels[i] if i < len(labels) else name
+        out.append(f"{label} = {format_value(value)}")
+    return ", ".join(out)
+
+
+def agg_node(q, op) -> Aggregate | None:
+    """The GROUP BY plan node behind a traced aggregate operator (they come in the same order)."""
+    ops = [o for o in q.trace[-1].operators if isinstance(o.state, AggregateState)] if q.trace else []
+    nodes = aggregate_nodes(q.plan.root)
+    for o, n in zip(ops, nodes):
+        if o is op:
+            return n
+    return None
+
+
+def open_state_rows(q) -> list[list[str]]:
+    """Rows of :data:`HEADER` for the query's last traced step (none without a trace)."""
+    trace = getattr(q, "trace", None)
+    if not trace:
+        return []
+    ops = trace[-1].operators
+    nodes = aggregate_nodes(q.plan.root)
+    rows: list[list[str]] = []
+    agg_index = 0
+    for op in ops:
+        st = op.state
+        source = ", ".join(op.inputs) if op.inputs else "its input"
+        if isinstance(st, AggregateState):
+            node = nodes[agg_index] if agg_index < len(nodes) else None
+            agg_index += 1
+            for g in st.groups:
+                key = ", ".join(g.labels or tuple(format_value(k) for k in g.keys)) or "(one group)"
+                rows.append([op.operator, f"group {key}", partials_text(node, g.partials),
+                             f"when {source} reaches {ts(g.end)}"])
+            if st.group_count > len(st.groups):
+                rows.append([op.operator, f"and {st.group_count - len(st.groups)} more groups", "", ""])
+        elif isinstance(st, WindowState):
+            for p in st.partitions:
+                key = ", ".join(format_value(v) for v in p.partition) or "all rows"
+                since = f" since {ts(p.first)}" if p.first is not None else ""
+                rows.append([op.operator, f"partition {key}", f"{p.rows} row{'s' if p.rows != 1 else ''} "
+                             f"kept for later frames{since}", "as rows leave the frame"])
+        elif isinstance(st, JoinState):
+            for side, js in enumerate(st.sides):
+                if not js.kept:
+                    continue
+                name = op.inputs[side] if side < len(op.inputs) else f"input {side}"
+                rows.append([op.operator, f"{name}: {len(js.kept)} row{'s' if len(js.kept) != 1 else ''} kept",
+                             f"rowtimes {ts(min(js.kept))} to {ts(max(js.kept))}",
+                             f"the earliest when the other side passes {ts(min(js.kept) + js.preceding)}"])
+    return rows
