@@ -380,8 +380,11 @@ def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
     ]
     main = alt.layer(*layers).properties(width=width, height=max(80, 34 * len(lanes)),
                                          title=f"Timeline of query {q.name}")
+    # whole steps only: with few steps, a tick at each (Vega would put one at 1.5 and print it "2")
+    steps_seen = sorted({r["step"] for r in recs if r.get("step") is not None})
+    ticks = steps_seen if len(steps_seen) <= 24 else alt.Undefined
     step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),
-                   axis=alt.Axis(format="d", tickMinStep=1, title="step (as in the step table)"))
+                   axis=alt.Axis(format="d", tickMinStep=1, values=ticks, title="step (as in the step table)"))
     step_lanes = [lane for lane in lanes if lane in set(q.plan.streams) or lane == "output"]
     step_y = alt.Y("lane:N", scale=alt.Scale(domain=step_lanes, type="point", padding=0.5), sort=step_lanes,
                    title=None)
