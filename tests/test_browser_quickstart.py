@@ -361,9 +361,11 @@ OPEN_CELLS = [
 ]
 
 
-def test_group_by_workbench_shows_the_open_group_and_its_partial_sums(lab):
+def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
     """Issue 18 item 4: after two rows, nothing is released, and the GROUP BY's workbench shows the
-    open group, its COUNT and SUM so far and the clock that closes it (from Spark's typed trace)."""
+    open group, its COUNT and SUM so far and the clock that closes it (from Spark's typed trace).
+    Issue 14 item 1: the step scrubber goes back to step 1 (the group then held one row) and
+    forward again; Stop stops the query. Screenshots in test-output/."""
     from playwright.sync_api import sync_playwright
 
     name = "open_group_check.ipynb"
@@ -388,5 +390,31 @@ def test_group_by_workbench_shows_the_open_group_and_its_partial_sums(lab):
             assert "Open after step 2" in view.locator(".streamsql-open-title").first.inner_text()
             assert view.locator(".streamsql-query .streamsql-rows").first.get_attribute("data-rows") == "0"
             _shot(page, view, "workbench-open-group.png")
+
+            # issue 14 item 1: back to step 1 with the scrubber (the button, then the arrow keys)
+            scrub = view.locator(".streamsql-scrubber").first
+            panel = scrub.locator(".streamsql-scrub-status").first
+            assert panel.inner_text().startswith("After step 2: ORDERS 10:20 10 5")
+            scrub.locator("button.streamsql-prev").click()
+            deadline = time.time() + 30
+            while "After step 1" not in panel.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(200)
+            said = scrub.inner_text()
+            assert "After step 1: ORDERS 10:00 10 3" in said and "Clocks: ORDERS 2006-10-10 10:00:00" in said, said
+            assert "COUNT(*) = 1, SUM(units) = 3" in said and "0 rows released up to here" in said, said
+            _shot(page, scrub, "workbench-scrubbed-to-step-1.png")
+            scrub.locator(".noUi-handle").first.focus()
+            page.keyboard.press("ArrowRight")
+            deadline = time.time() + 30
+            while "After step 2" not in panel.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(200)
+            assert "COUNT(*) = 2, SUM(units) = 8" in scrub.inner_text()
+            # the query went on as it was; Stop stops it
+            view.locator("button.streamsql-stop").first.click()
+            status = view.locator(".streamsql-query .streamsql-status").first
+            deadline = time.time() + 60
+            while "(stopped)" not in status.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(250)
+            assert "Query totals (stopped): 0 rows released" in status.inner_text()
         finally:
             browser.close()

@@ -580,3 +580,44 @@ def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):
     agg.wait()
     assert open_state_rows(agg) == [] and len(agg.rows) == 2
     assert "Open after" not in QueryView(agg).text()
+
+
+def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
+    """Issue 14 item 1. Orders (10, 3) at 10:00, (10, 5) at 10:20, (20, 1) at 11:05, a bound at
+    12:00, into an hourly GROUP BY: after step 2 nothing is released and the 10:00 group is open
+    with COUNT 2, SUM 8; step 3 closes it (ORDERS passes 11:00), releasing (10:00, 10, 2, 8) and
+    opening 11:00's group; step 4 (the bound) releases (11:00, 20, 1, 1). Moving back and forth
+    leaves the query as it is."""
+    from streamsql.widgets import StepScrubber
+    wb.execute("CREATE STREAM Orders (productId INTEGER, units INTEGER)")
+    q = wb.query("SELECT STREAM FLOOR(Orders.ROWTIME TO HOUR) AS ROWTIME, productId, COUNT(*) AS c, "
+                 "SUM(units) AS units FROM Orders GROUP BY FLOOR(Orders.ROWTIME TO HOUR), productId", name="agg")
+    wb.insert("Orders", {"productId": 10, "units": 3}, rowtime="2006-10-10 10:00:00")
+    wb.insert("Orders", {"productId": 10, "units": 5}, rowtime="10:20")
+    wb.insert("Orders", {"productId": 20, "units": 1}, rowtime="11:05")
+    wb.punctuate("Orders", "12:00")
+    q.wait()
+    before = [(r.step, r.values) for r in q.rows]
+    s = StepScrubber(q)
+    assert (s.slider.min, s.slider.max, s.slider.value) == (1, 4, 4)
+    s.slider.value = 2
+    st = s.state()
+    assert st.event == "ORDERS 10:20 10 5" and st.rows == [] and st.clocks == [("ORDERS", ms("2006-10-10 10:20:00"))]
+    assert st.open == [["aggregate", "group 2006-10-10 10:00:00, 10", "COUNT(*) = 2, SUM(units) = 8",
+                        "when ORDERS reaches 2006-10-10 11:00:00"]]
+    assert "After step 2" in s.panel.value and "SUM(units) = 8" in s.panel.value
+    s.next.click()
+    st = s.state()
+    assert st.step == 3 and st.rows == [["3", "2006-10-10 10:00:00", "10", "2", "8"]] and st.row_classes == ["at-step"]
+    assert st.bound == ms("2006-10-10 11:00:00") and [r[1] for r in st.open] == ["group 2006-10-10 11:00:00, 20"]
+    s.move(5)
+    assert s.slider.value == 4 and [r[0] for r in s.state().rows] == ["3", "4"] and s.state().open == []
+    s.prev.click()
+    s.prev.click()
+    assert s.slider.value == 2
+    assert [(r.step, r.values) for r in q.rows] == before and q.running
+    # a new event: the slider reaches it; it was not at the end, so it stays where it was
+    wb.insert("Orders", {"productId": 30, "units": 2}, rowtime="12:10")
+    q.wait()
+    s.extend()
+    assert (s.slider.max, s.slider.value) == (5, 2)

@@ -14,6 +14,7 @@ from .static import StaticMixin, snapshot_html, update_all
 from .injector import Injector
 from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
+from .scrubber import StepScrubber
 from .steps import StepTable
 from .timeline import Timeline, timeline_summary
 from . import vega
@@ -57,6 +58,10 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         if self.injectors:
             children += [_section("Inject")] + list(self.injectors.values())
         children += [_section("Timeline"), self.timeline, _section("Steps"), self.steps]
+        # back through the steps (interactive only: the snapshot and the text show the present)
+        self.scrubber = StepScrubber(q, limit=limit) if player is None else None
+        if self.scrubber is not None:
+            children += [_section("Back to step"), self.scrubber]
         super().__init__(children)
         self.add_class("streamsql-workbench")
 

@@ -41,9 +41,10 @@ def partials_text(node: Aggregate | None, partials: tuple) -> str:
     return ", ".join(out)
 
 
-def agg_node(q, op) -> Aggregate | None:
+def agg_node(q, op, rec=None) -> Aggregate | None:
     """The GROUP BY plan node behind a traced aggregate operator (they come in the same order)."""
-    ops = [o for o in q.trace[-1].operators if isinstance(o.state, AggregateState)] if q.trace else []
+    rec = rec if rec is not None else (q.trace[-1] if q.trace else None)
+    ops = [o for o in rec.operators if isinstance(o.state, AggregateState)] if rec is not None else []
     nodes = aggregate_nodes(q.plan.root)
     for o, n in zip(ops, nodes):
         if o is op:
@@ -51,12 +52,15 @@ def agg_node(q, op) -> Aggregate | None:
     return None
 
 
-def open_state_rows(q) -> list[list[str]]:
-    """Rows of :data:`HEADER` for the query's last traced step (none without a trace)."""
+def open_state_rows(q, rec=None) -> list[list[str]]:
+    """Rows of :data:`HEADER` for the query's last traced step, or for the step record ``rec``
+    (none without a trace)."""
     trace = getattr(q, "trace", None)
-    if not trace:
-        return []
-    ops = trace[-1].operators
+    if rec is None:
+        if not trace:
+            return []
+        rec = trace[-1]
+    ops = rec.operators
     nodes = aggregate_nodes(q.plan.root)
     rows: list[list[str]] = []
     agg_index = 0

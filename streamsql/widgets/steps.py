@@ -38,12 +38,15 @@ def query_step_table(q, *, base: int = 0, outcomes: list[Outcome] | None = None,
     return step_table(snapshot(q), outcomes, base, streams or list(q.plan.streams))
 
 
-def held_rows(q) -> list[dict]:
-    """Rows the query's operators hold after the last traced step, each with what it waits for
-    (``ContinuousQuery.trace``: ``waits`` the typed records, ``waits_for`` in words)."""
-    if not q.trace:
-        return []
-    ops = q.trace[-1].operators
+def held_rows(q, rec=None) -> list[dict]:
+    """Rows the query's operators hold after the last traced step (or the step record ``rec``),
+    each with what it waits for (``ContinuousQuery.trace``: ``waits`` the typed records,
+    ``waits_for`` in words)."""
+    if rec is None:
+        if not q.trace:
+            return []
+        rec = q.trace[-1]
+    ops = rec.operators
     out = []
     for i, op in enumerate(ops):
         for h in op.held:
