@@ -569,8 +569,8 @@ def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):
         ["aggregate", "group 2006-10-10 10:00:00, 20", "COUNT(*) = 1, SUM(units) = 1",
          "when ORDERS reaches 2006-10-10 11:00:00"]]
     assert [r[1:3] for r in open_state_rows(over)] == [
-        ["partition 10", "2 rows kept for later frames since 2006-10-10 10:00:00"],
-        ["partition 20", "1 row kept for later frames since 2006-10-10 10:30:00"]]
+        ["partition 10", "2 rows kept since 2006-10-10 10:00:00"],
+        ["partition 20", "1 row kept since 2006-10-10 10:30:00"]]
     assert [r[1:] for r in open_state_rows(join)] == [
         ["ORDERS: 3 rows kept", "rowtimes 2006-10-10 10:00:00 to 2006-10-10 10:30:00",
          "the earliest when the other side passes 2006-10-10 10:10:00"]]

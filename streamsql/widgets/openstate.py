@@ -5,19 +5,20 @@ rows its frames still keep, each join side's kept rows. Read from the typed trac
 from __future__ import annotations
 
 from ..engine.operators.describe import AggregateState, JoinState, WindowState
-from ..engine.plan import Aggregate
+from ..engine.operators.window import window_groups
+from ..engine.plan import Aggregate, Window
 from ..engine.types import format_value
 from .render import ts
 
 HEADER = ["OPERATOR", "OPEN", "SO FAR", "CLOSES"]
 
 
-def aggregate_nodes(node) -> list[Aggregate]:
-    """The plan's GROUP BY nodes, inputs first (the order of the trace's operators)."""
+def aggregate_nodes(node, kind=Aggregate) -> list:
+    """The plan's GROUP BY (or ``kind``) nodes, inputs first (the order of the trace's operators)."""
     out = []
     for child in node.inputs():
-        out += aggregate_nodes(child)
-    if isinstance(node, Aggregate):
+        out += aggregate_nodes(child, kind)
+    if isinstance(node, kind):
         out.append(node)
     return out
 
@@ -62,8 +63,9 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
         rec = trace[-1]
     ops = rec.operators
     nodes = aggregate_nodes(q.plan.root)
+    windows = aggregate_nodes(q.plan.root, Window)
     rows: list[list[str]] = []
-    agg_index = 0
+    agg_index = win_index = 0
     for op in ops:
         st = op.state
         source = ", ".join(op.inputs) if op.inputs else "its input"
@@ -77,11 +79,22 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
             if st.group_count > len(st.groups):
                 rows.append([op.operator, f"and {st.group_count - len(st.groups)} more groups", "", ""])
         elif isinstance(st, WindowState):
+            node = windows[win_index] if win_index < len(windows) else None
+            win_index += 1
+            groups = window_groups(node) if node is not None else []
             for p in st.partitions:
-                key = ", ".join(format_value(v) for v in p.partition) or "all rows"
+                if not p.rows:
+                    continue
+                spec, calls = groups[p.window] if p.window < len(groups) else (None, [])
+                types = [e.type for e in spec.partition_by] if spec is not None else []
+                key = ", ".join(format_value(v, types[i] if i < len(types) else None)
+                                for i, v in enumerate(p.partition))
                 since = f" since {ts(p.first)}" if p.first is not None else ""
-                rows.append([op.operator, f"partition {key}", f"{p.rows} row{'s' if p.rows != 1 else ''} "
-                             f"kept for later frames{since}", "as rows leave the frame"])
+                used = ", ".join(_agg_label(node.calls[i].agg) for i in calls) if calls else ""
+                rows.append([op.operator, f"partition {key}" if key else "all rows",
+                             f"{p.rows} row{'s' if p.rows != 1 else ''} kept{since}"
+                             + (f" for {used}" if used and len(groups) > 1 else ""),
+                             "as rows leave the frame"])
         elif isinstance(st, JoinState):
             for side, js in enumerate(st.sides):
                 if not js.kept:

@@ -59,6 +59,19 @@ class _Group:
         return lim + 1 if self.order_key is None else self.order_key.period_end(lim)
 
 
+def window_groups(node: Window) -> list[tuple[WindowSpec, list[int]]]:
+    """The query's distinct window specifications, in order of first use, each with the indexes
+    of the calls over it (the operator keeps one set of frames per specification; the trace's
+    ``OverPartition.window`` is an index into this list)."""
+    groups: dict[str, list[int]] = {}
+    specs: dict[str, WindowSpec] = {}
+    for i, c in enumerate(node.calls):
+        key = repr((c.spec.partition_by, c.spec.mode, c.spec.lower, c.spec.upper, c.spec.order_by))
+        groups.setdefault(key, []).append(i)
+        specs[key] = c.spec
+    return [(specs[k], v) for k, v in groups.items()]
+
+
 class WindowOp(Refusing, Operator):
     n_inputs = 1
     _transient = ("part_fns", "arg_fns")
@@ -66,13 +79,7 @@ class WindowOp(Refusing, Operator):
     def __init__(self, node: Window):
         self.node = node
         self.n_in = len(node.input.fields)
-        groups: dict[str, list[int]] = {}
-        specs: dict[str, WindowSpec] = {}
-        for i, c in enumerate(node.calls):
-            key = repr((c.spec.partition_by, c.spec.mode, c.spec.lower, c.spec.upper, c.spec.order_by))
-            groups.setdefault(key, []).append(i)
-            specs[key] = c.spec
-        self.groups = [_Group(specs[k], v, node.input) for k, v in groups.items()]
+        self.groups = [_Group(spec, calls, node.input) for spec, calls in window_groups(node)]
         self.needs = []
         for c in node.calls:
             n = set(_NEEDS[c.agg.fn])
