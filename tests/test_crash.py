@@ -6,7 +6,7 @@ goes on from the last committed event. At the end every committed event is in th
 query's rows are exactly those of an uninterrupted run (none lost, none repeated, same steps),
 and the clocks are those of the uninterrupted run.
 
-``STREAMSQL_CRASH_KILLS`` sets the number of kills (CI: 6, each kill costs a new child with its
+``STREAMSQL_CRASH_KILLS`` sets the number of kills (CI: 5, each kill costs a new child with its
 own Spark, 20 to 45 s on two cores; ``scripts/crash.sh N`` runs N, 20 by default)."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pytest
 import streamsql
 
 ROOT = Path(__file__).resolve().parent.parent
-KILLS = int(os.environ.get("STREAMSQL_CRASH_KILLS", "6"))
+KILLS = int(os.environ.get("STREAMSQL_CRASH_KILLS", "5"))
 N_EVENTS = 240
 DDL = "CREATE STREAM S (k VARCHAR(3), x INTEGER); CREATE STREAM T (k VARCHAR(3), y INTEGER);"
 QUERIES = {
