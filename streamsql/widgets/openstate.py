@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from ..engine.operators.window import window_groups
-from ..engine.plan import Aggregate, Window
+from ..engine.expr import Col
+from ..engine.plan import Aggregate, Project, Window
 from ..engine.types import format_value
 from .render import ts
 
@@ -20,6 +21,19 @@ def aggregate_nodes(node, kind=Aggregate) -> list:
         out += aggregate_nodes(child, kind)
     if isinstance(node, kind):
         out.append(node)
+    return out
+
+
+def _column_names(node, out: dict | None = None) -> dict:
+    """Internal column names (``$W0``) to the names the query gave them (``SLIDING``), from the
+    projections above them."""
+    out = {} if out is None else out
+    if isinstance(node, Project):
+        for e, f in zip(node.exprs, node.fields):
+            if isinstance(e, Col) and e.name.startswith("$"):
+                out.setdefault(e.name, f.name)
+    for child in node.inputs():
+        _column_names(child, out)
     return out
 
 
@@ -64,6 +78,7 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
     ops = rec.operators
     nodes = aggregate_nodes(q.plan.root)
     windows = aggregate_nodes(q.plan.root, Window)
+    names = _column_names(q.plan.root) if windows else {}
     rows: list[list[str]] = []
     agg_index = win_index = 0
     for op in ops:
@@ -90,7 +105,9 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
                 key = ", ".join(format_value(v, types[i] if i < len(types) else None)
                                 for i, v in enumerate(p.partition))
                 since = f" since {ts(p.first)}" if p.first is not None else ""
-                used = ", ".join(_agg_label(node.calls[i].agg) for i in calls) if calls else ""
+                n_in = len(node.input.fields) if node is not None else 0
+                used = ", ".join(names.get(node.fields[n_in + i].name) or _agg_label(node.calls[i].agg)
+                                 for i in calls) if calls else ""
                 rows.append([op.operator, f"partition {key}" if key else "all rows",
                              f"{p.rows} row{'s' if p.rows != 1 else ''} kept{since}"
                              + (f" for {used}" if used and len(groups) > 1 else ""),
