@@ -616,6 +616,13 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     s.prev.click()
     assert s.slider.value == 2
     assert [(r.step, r.values) for r in q.rows] == before and q.running
+    # in the workbench, the step table marks the scrubber's step
+    ui = workbench(q)
+    ui.scrubber.slider.value = 3
+    assert ui.steps.highlight == 3 and '<tr class="at-step"><td style="border:1px solid #ccc;padding:2px 6px;' \
+        'text-align:left;white-space:pre">3</td>' in ui.steps.steps_html.value
+    assert ui.steps.steps_html.value.count('class="at-step"') == 1
+    assert "at-step" not in "".join(ui.steps.static_parts())
     # a new event: the slider reaches it; it was not at the end, so it stays where it was
     wb.insert("Orders", {"productId": 30, "units": 2}, rowtime="12:10")
     q.wait()

@@ -62,6 +62,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         self.scrubber = StepScrubber(q, limit=limit) if player is None else None
         if self.scrubber is not None:
             children += [_section("Back to step"), self.scrubber]
+            self.scrubber.slider.observe(lambda c: self.steps.highlight_step(c["new"]), names="value")
         super().__init__(children)
         self.add_class("streamsql-workbench")
 

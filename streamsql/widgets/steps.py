@@ -86,6 +86,7 @@ class StepTable(StaticMixin, widgets.VBox):
         self.player = player
         self.steps_html = widgets.HTML()
         self.held_html = widgets.HTML()
+        self.highlight: int | None = None     # a step the scrubber shows (marked in the live table)
         super().__init__([self.steps_html, self.held_html])
         self.add_class("streamsql-steps")
         self._lock = threading.Lock()
@@ -134,10 +135,22 @@ class StepTable(StaticMixin, widgets.VBox):
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Steps of query {self.q.name}")
 
+    def highlight_step(self, step: int | None) -> None:
+        """Mark the row of ``step`` (the step scrubber's); the static snapshot is not marked."""
+        self.highlight = step
+        self.refresh()
+
     def refresh(self) -> None:
         """Redraw from the query's current state."""
         with self._lock:
-            self.steps_html.value, self.held_html.value = self.static_parts()
+            steps, held = self.static_parts()
+            if self.highlight is not None:
+                t = self.rows()
+                marks = ["at-step" if r and r[0] == str(self.highlight - self.base) else "" for r in t[1:]]
+                steps = ("<style>.streamsql-step-table tr.at-step td{background:#fff3c4}</style>"
+                         + html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}",
+                                      row_classes=marks))
+            self.steps_html.value, self.held_html.value = steps, held
 
     def bundle_settle(self) -> None:
         settled(self.q)
