@@ -5,5 +5,5 @@
 # of an uninterrupted run (tests/test_crash.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STREAMSQL_CRASH_KILLS="${1:-20}" STREAMSQL_CRASH_SEED="${2:-20261125}" \
+STREAMSQL_CRASH_KILLS="${1:-20}" STREAMSQL_CRASH_SEED="${2:-${STREAMSQL_CRASH_SEED:-20261125}}" \
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_crash.py

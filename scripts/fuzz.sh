@@ -4,5 +4,5 @@
 # round and every disagreement with the SQL, the configuration and the events (tests/test_fuzz.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STREAMSQL_FUZZ_ROUNDS="${1:-10}" STREAMSQL_FUZZ_SEED="${2:-1125}" \
+STREAMSQL_FUZZ_ROUNDS="${1:-10}" STREAMSQL_FUZZ_SEED="${2:-${STREAMSQL_FUZZ_SEED:-1125}}" \
   .venv/bin/python -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py

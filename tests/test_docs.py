@@ -42,7 +42,7 @@ def test_strict_build_has_every_page(site):
              "cluster", "design", "benchmarks", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
     absent = [p for p in pages if not (site / f"{p}.html").exists()]
     assert not absent, absent
-    assert len(TUTORIALS) == 8
+    assert len(TUTORIALS) == 9
 
 
 def test_tutorials_show_their_stored_outputs(site):

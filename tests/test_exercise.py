@@ -78,6 +78,9 @@ def test_it_displays_in_a_kernel(tmp_path):
         f"import streamsql\nex = streamsql.exercise({str(JOIN1)!r})\nex")])
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     out = nb.cells[0].outputs
-    assert [o.output_type for o in out] == ["execute_result"]
+    # the live widget, then its static snapshot (what a saved notebook shows without a kernel)
+    assert [o.output_type for o in out] == ["display_data", "display_data"]
     assert "application/vnd.jupyter.widget-view+json" in out[0].data
     assert out[0].data["text/plain"].startswith("Exercise join1_inner_following")
+    assert 'class="streamsql-static"' in out[1].data["text/html"]
+    assert "Exercise join1_inner_following" in out[1].data["text/html"] and "released at step? _" in out[1].data["text/html"]

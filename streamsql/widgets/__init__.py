@@ -11,7 +11,7 @@ from .exercise import Exercise, exercise
 from .injector import Injector
 from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
-from .scrubber import StepScrubber
+from .scrubber import StepScrubber, StepState
 from .startup import StartupView
 from .steps import StepTable, held_rows, query_step_table
 from .timeline import Timeline, timeline_chart, timeline_records
@@ -19,4 +19,4 @@ from .vega import enable_altair
 
 __all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
            "StepTable", "Timeline", "timeline_chart", "timeline_records", "query_step_table", "held_rows",
-           "enable_altair", "StartupView", "StepScrubber"]
+           "enable_altair", "StartupView", "StepScrubber", "StepState"]

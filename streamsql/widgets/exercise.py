@@ -15,9 +15,9 @@ from ..engine import time as T
 from ..engine.errors import StreamSqlError
 from ..engine.types import format_value
 from ..engine.trace import event_text
-from .display import TextBundle
-from .render import html_table, text_table
+from .render import html_lines, html_table, text_table
 from .scenario import Scenario, ScenarioPlayer
+from .static import StaticMixin, snapshot_html
 
 QUESTION = "released at step?"
 
@@ -30,7 +30,7 @@ def _event_cell(ev) -> str:
     return event_text(ev)
 
 
-class Exercise(TextBundle, widgets.VBox):
+class Exercise(StaticMixin, widgets.VBox):
     """One input per expected output row ("released at step?"), a Check button, the marks."""
 
     def __init__(self, scenario, *, engine: str = "local"):
@@ -139,6 +139,21 @@ class Exercise(TextBundle, widgets.VBox):
             parts += ["", f"{right} of {len(self.answers)} right", text_table(self.step_rows[0], self.step_rows[1:])]
         return "\n".join(parts)
 
+
+    def static_html(self) -> str:
+        """The exercise as a static snapshot: the query, the events, the predictions and, once
+        checked, the marks and the real steps."""
+        t = self.events_table()
+        parts = [f"<pre>{html.escape(self.scenario.sql.strip())}</pre>",
+                 html_table(t[0], t[1:], "streamsql-step-table", caption="Events"),
+                 html_lines([f"{self.row_text(i)}  {QUESTION} {w.value or '_'}" for i, w in enumerate(self.inputs)],
+                            "streamsql-exercise-rows")]
+        if self.marks is not None:
+            parts.append(self.result.value)
+        return snapshot_html(parts, f"Exercise {self.scenario.name}")
+
+    def static_key(self):
+        return tuple(w.value for w in self.inputs), tuple(self.marks or ())
 
 
 def exercise(name, *, engine: str = "local") -> Exercise:

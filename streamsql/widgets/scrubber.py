@@ -74,12 +74,14 @@ class StepState:
         self.open = open_state_rows(q, rec) if rec is not None else []
 
     def lines(self) -> list[str]:
+        """The heading lines: the step's event, the rows released so far, the clocks."""
         return [f"After step {self.step}: {self.event}",
                 f"{self.released_count} row{'s' if self.released_count != 1 else ''} released up to here, "
                 f"output bound {ts(self.bound)}",
                 "Clocks: " + ", ".join(f"{s} {ts(c)}" for s, c in self.clocks)]
 
     def text(self) -> str:
+        """The state as plain text (what a terminal prints)."""
         parts = self.lines()
         parts.append(text_table(self.header, self.rows) if self.rows else "(no rows released yet)")
         if not self.traced:
@@ -91,6 +93,7 @@ class StepState:
         return "\n".join(parts)
 
     def html(self) -> str:
+        """The state as HTML (the scrubber's panel)."""
         out = [html_lines(self.lines(), "streamsql-scrub-status"),
                html_table(self.header, self.rows, "streamsql-scrub-rows", row_classes=self.row_classes)]
         if not self.traced:
@@ -135,6 +138,7 @@ class StepScrubber(widgets.VBox):
         self.show()
 
     def move(self, by: int) -> None:
+        """Move the slider ``by`` steps (the buttons), within its range."""
         self.slider.value = max(self.slider.min, min(self.slider.max, self.slider.value + by))
 
     def extend(self) -> None:
@@ -150,13 +154,16 @@ class StepScrubber(widgets.VBox):
         self.show()
 
     def state(self) -> StepState | None:
+        """What the panel shows, as data (None before any event since the query started)."""
         return StepState(self.q, self.slider.value, self.limit) if traced_range(self.q) else None
 
     def show(self) -> None:
+        """Redraw the panel for the slider's step."""
         with self._lock:
             st = self.state()
             self.panel.value = st.html() if st is not None else html.escape("(no events since the query started)")
 
     def text(self) -> str:
+        """The panel as plain text."""
         st = self.state()
         return st.text() if st is not None else "(no events since the query started)"
