@@ -309,6 +309,11 @@ def test_sub_commands(ip, run, tmp_path):
     c = run("%streamsql steps merged")
     assert c.shown[0].splitlines()[2].startswith("1    | 01:00 p1")
     assert "union    | 2006-10-10 01:00:00 | p1  | Q clock must reach 2006-10-10 01:00:00 (now none)" in c.shown[0]
+    c = run("%streamsql steps merged")
+    st = ip.user_ns["_"]                      # the view the cell displayed
+    st.scrubber.slider.value = 1              # issue 14: the scrubber under the step table marks its step
+    assert st.highlight == 1 and st.steps_html.value.count('class="at-step"') == 1
+    assert st.scrubber.state().rows == [] and st.scrubber.text().startswith("After step 1: P 01:00 p1")
     c = run("%streamsql timeline")
     assert c.shown[0] == ("Timeline of query merged (lanes: P, Q, union input P, union input Q, output): row 1, "
                           "pending row 1, clock 2, held row 1, waits for 1")

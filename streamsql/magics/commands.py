@@ -118,9 +118,9 @@ def run(magic, words: list[str], args):
     if cmd == "workbench":
         return WorkbenchView(q, limit=limit, bounds=args.bounds)
     if cmd == "steps":
-        return StepTable(q)
+        return StepTable(q, scrubber=True)
     if cmd == "timeline":
-        return Timeline(q)
+        return Timeline(q, scrubber=True)
     if cmd == "explain":
         print("Logical plan:\n" + logical_plan(q))
         print("\nSpark plan:\n" + spark_plan(q))

@@ -79,7 +79,9 @@ class StepTable(StaticMixin, widgets.VBox):
     ``player`` (a :class:`~streamsql.widgets.scenario.ScenarioPlayer`) numbers steps by the
     scenario's event lines and names streams as its file does."""
 
-    def __init__(self, q, *, limit: int | None = None, base: int = 0, player=None):
+    def __init__(self, q, *, limit: int | None = None, base: int = 0, player=None, scrubber: bool = False):
+        """``scrubber``: a step scrubber under the table (as ``%streamsql steps`` shows it), whose
+        step the table marks."""
         self.q = q
         self.limit = limit
         self.base = base
@@ -87,7 +89,14 @@ class StepTable(StaticMixin, widgets.VBox):
         self.steps_html = widgets.HTML()
         self.held_html = widgets.HTML()
         self.highlight: int | None = None     # a step the scrubber shows (marked in the live table)
-        super().__init__([self.steps_html, self.held_html])
+        self.scrubber = None
+        children = [self.steps_html, self.held_html]
+        if scrubber:
+            from .scrubber import StepScrubber
+            self.scrubber = StepScrubber(q, limit=limit or 20)
+            self.scrubber.slider.observe(lambda c: self.highlight_step(c["new"]), names="value")
+            children.append(self.scrubber)
+        super().__init__(children)
         self.add_class("streamsql-steps")
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))

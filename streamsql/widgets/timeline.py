@@ -410,11 +410,16 @@ def timeline_summary(q) -> str:
 class Timeline(StaticMixin, widgets.VBox):
     """The timeline chart of a query, redrawn after every event and release."""
 
-    def __init__(self, q, width: int = 640):
+    def __init__(self, q, width: int = 640, scrubber: bool = False):
+        """``scrubber``: a step scrubber under the chart (as ``%streamsql timeline`` shows it)."""
         self.q = q
         self.width = width
         self.out = widgets.Output()
-        super().__init__([self.out])
+        self.scrubber = None
+        if scrubber:
+            from .scrubber import StepScrubber
+            self.scrubber = StepScrubber(q)
+        super().__init__([self.out] + ([self.scrubber] if self.scrubber is not None else []))
         self.add_class("streamsql-timeline")
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))
