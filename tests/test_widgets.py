@@ -623,6 +623,11 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
         'text-align:left;white-space:pre">3</td>' in ui.steps.steps_html.value
     assert ui.steps.steps_html.value.count('class="at-step"') == 1
     assert "at-step" not in "".join(ui.steps.static_parts())
+    # and the timeline marks it on its step axis (not when the scrubber is at the last step)
+    spec = vega.spec_of(ui.timeline.chart())
+    assert {"step": 3} in [v for layer in spec["vconcat"][1]["layer"] for v in layer.get("data", {}).get("values", [])]
+    ui.scrubber.slider.value = ui.scrubber.slider.max
+    assert "layer" not in vega.spec_of(ui.timeline.chart())["vconcat"][1]
     # a new event: the slider reaches it; it was not at the end, so it stays where it was
     wb.insert("Orders", {"productId": 30, "units": 2}, rowtime="12:10")
     q.wait()

@@ -63,6 +63,8 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         if self.scrubber is not None:
             children += [_section("Back to step"), self.scrubber]
             self.scrubber.slider.observe(lambda c: self.steps.highlight_step(c["new"]), names="value")
+            self.timeline.linked_scrubber = self.scrubber
+            self.scrubber.slider.observe(lambda _c: self.timeline.refresh(), names="value")
         super().__init__(children)
         self.add_class("streamsql-workbench")
 

@@ -335,9 +335,10 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
     return lanes, recs
 
 
-def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
+def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatChart:
     """The timeline as Altair charts over one inline data set (``spec["data"]["values"]``): the
-    lanes across rowtime, and under them the same events across steps (the step table's Step)."""
+    lanes across rowtime, and under them the same events across steps (the step table's Step);
+    ``step`` (the step scrubber's) is marked on the step axis."""
     lanes, recs = timeline_records(q)
     present = {r["what"] for r in recs}
     refused = ["late row"] + (["calc error"] if "calc error" in present else [])   # marked alike
@@ -394,6 +395,10 @@ def timeline_chart(q, width: int = 640) -> alt.VConcatChart:
                .mark_circle(size=45, opacity=1)
                .encode(x=step_x, y=step_y, color=color, tooltip=tooltip)
                .properties(width=width, height=max(50, 22 * len(step_lanes))))
+    if step is not None:
+        mark = (alt.Chart(alt.Data(values=[{"step": step}])).mark_rule(color="#e6a700", strokeWidth=3)
+                .encode(x=step_x))
+        by_step = alt.layer(by_step, mark)
     return alt.vconcat(main, by_step, data=alt.Data(values=recs), spacing=8).resolve_scale(color="shared")
 
 
@@ -420,6 +425,8 @@ class Timeline(StaticMixin, widgets.VBox):
             from .scrubber import StepScrubber
             self.scrubber = StepScrubber(q)
         super().__init__([self.out] + ([self.scrubber] if self.scrubber is not None else []))
+        if self.scrubber is not None:
+            self.scrubber.slider.observe(lambda _c: self.refresh(), names="value")
         self.add_class("streamsql-timeline")
         self._lock = threading.Lock()
         self._later = Debounced(weak_method(self.refresh))
@@ -428,8 +435,16 @@ class Timeline(StaticMixin, widgets.VBox):
         self.refresh()
 
     def chart(self) -> alt.LayerChart:
-        """The timeline as an Altair chart (:func:`timeline_chart` of this view's query)."""
-        return timeline_chart(self.q, self.width)
+        """The timeline as an Altair chart (:func:`timeline_chart` of this view's query), with the
+        step scrubber's step marked when the scrubber is not at the last step."""
+        return timeline_chart(self.q, self.width, self.marked_step())
+
+    def marked_step(self) -> int | None:
+        """The step a scrubber shows (its own, or the workbench's), when not the last one."""
+        s = self.scrubber or getattr(self, "linked_scrubber", None)
+        if s is None or s.slider.value >= s.slider.max:
+            return None
+        return s.slider.value
 
     def spec(self) -> dict:
         """The chart's Vega-Lite spec (schema v5)."""
