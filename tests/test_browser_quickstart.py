@@ -364,8 +364,8 @@ OPEN_CELLS = [
 def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
     """Issue 18 item 4: after two rows, nothing is released, and the GROUP BY's workbench shows the
     open group, its COUNT and SUM so far and the clock that closes it (from Spark's typed trace).
-    Issue 14 item 1: the step scrubber goes back to step 1 (the group then held one row) and
-    forward again; Stop stops the query. Screenshots in test-output/."""
+    Issue 14 item 1: the step scrubber's handle dragged back to step 1 (the group then held one
+    row), the arrow key forward, the button back; Stop stops the query. Screenshots in test-output/."""
     from playwright.sync_api import sync_playwright
 
     name = "open_group_check.ipynb"
@@ -395,7 +395,14 @@ def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
             scrub = view.locator(".streamsql-scrubber").first
             panel = scrub.locator(".streamsql-scrub-status").first
             assert panel.inner_text().startswith("After step 2: ORDERS 10:20 10 5")
-            scrub.locator("button.streamsql-prev").click()
+            # drag the slider's handle to the left end of its track
+            handle = scrub.locator(".noUi-handle").first
+            track = scrub.locator(".noUi-target").first
+            hb, tb = handle.bounding_box(), track.bounding_box()
+            page.mouse.move(hb["x"] + hb["width"] / 2, hb["y"] + hb["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(tb["x"] - 20, hb["y"] + hb["height"] / 2, steps=12)
+            page.mouse.up()
             deadline = time.time() + 30
             while "After step 1" not in panel.inner_text() and time.time() < deadline:
                 page.wait_for_timeout(200)
@@ -409,6 +416,11 @@ def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
             while "After step 2" not in panel.inner_text() and time.time() < deadline:
                 page.wait_for_timeout(200)
             assert "COUNT(*) = 2, SUM(units) = 8" in scrub.inner_text()
+            scrub.locator("button.streamsql-prev").click()
+            deadline = time.time() + 30
+            while "After step 1" not in panel.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(200)
+            assert "After step 1" in panel.inner_text()
             # the query went on as it was; Stop stops it
             view.locator("button.streamsql-stop").first.click()
             status = view.locator(".streamsql-query .streamsql-status").first
