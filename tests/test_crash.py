@@ -162,6 +162,8 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path, spark):
         if status == 0:       # it finished before the kill: start over on a new workspace part
             break
     assert killed == KILLS or log[-1][2] == [f"done {total}"], log
+    print(f"{killed} kills; where each child was when killed (opened at, last line): "
+          f"{[(first, last) for first, _k, last in log]}")
     # a last child finishes the input (if it was not finished) and closes cleanly
     assert _run_child(ws, total, None, log) == 0, log
 
