@@ -66,7 +66,7 @@ def stop_and_say(q) -> None:
 
 def run(magic, words: list[str], args):
     """Run sub-command ``words[0]`` with the rest of ``words`` and the parsed options."""
-    from ..widgets import QueryView, ScenarioView, ScenarioPlayer, StepTable, Timeline, WorkbenchView
+    from ..widgets import QueryView, ScenarioView, ScenarioPlayer, StepScrubber, StepTable, Timeline, WorkbenchView
     from ..widgets.hooks import settle
     from .explain import logical_plan, spark_plan
     from .listing import queries_listing, streams_listing
@@ -118,9 +118,9 @@ def run(magic, words: list[str], args):
     if cmd == "workbench":
         return WorkbenchView(q, limit=limit, bounds=args.bounds)
     if cmd == "steps":
-        return StepTable(q, scrubber=True)
+        return StepTable(q, scrubber=StepScrubber(q))
     if cmd == "timeline":
-        return Timeline(q, scrubber=True)
+        return Timeline(q, scrubber=StepScrubber(q))
     if cmd == "explain":
         print("Logical plan:\n" + logical_plan(q))
         print("\nSpark plan:\n" + spark_plan(q))

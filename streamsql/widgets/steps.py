@@ -79,9 +79,9 @@ class StepTable(StaticMixin, widgets.VBox):
     ``player`` (a :class:`~streamsql.widgets.scenario.ScenarioPlayer`) numbers steps by the
     scenario's event lines and names streams as its file does."""
 
-    def __init__(self, q, *, limit: int | None = None, base: int = 0, player=None, scrubber: bool = False):
-        """``scrubber``: a step scrubber under the table (as ``%streamsql steps`` shows it), whose
-        step the table marks."""
+    def __init__(self, q, *, limit: int | None = None, base: int = 0, player=None, scrubber=None):
+        """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
+        table (as ``%streamsql steps`` does); the table marks its step."""
         self.q = q
         self.limit = limit
         self.base = base
@@ -89,11 +89,9 @@ class StepTable(StaticMixin, widgets.VBox):
         self.steps_html = widgets.HTML()
         self.held_html = widgets.HTML()
         self.highlight: int | None = None     # a step the scrubber shows (marked in the live table)
-        self.scrubber = None
+        self.scrubber = scrubber
         children = [self.steps_html, self.held_html]
-        if scrubber:
-            from .scrubber import StepScrubber
-            self.scrubber = StepScrubber(q, limit=limit or 20)
+        if scrubber is not None:
             self.scrubber.slider.observe(lambda c: self.highlight_step(c["new"]), names="value")
             children.append(self.scrubber)
         super().__init__(children)

@@ -415,15 +415,13 @@ def timeline_summary(q) -> str:
 class Timeline(StaticMixin, widgets.VBox):
     """The timeline chart of a query, redrawn after every event and release."""
 
-    def __init__(self, q, width: int = 640, scrubber: bool = False):
-        """``scrubber``: a step scrubber under the chart (as ``%streamsql timeline`` shows it)."""
+    def __init__(self, q, width: int = 640, scrubber=None):
+        """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
+        chart (as ``%streamsql timeline`` does); the chart marks its step."""
         self.q = q
         self.width = width
         self.out = widgets.Output()
-        self.scrubber = None
-        if scrubber:
-            from .scrubber import StepScrubber
-            self.scrubber = StepScrubber(q)
+        self.scrubber = scrubber
         super().__init__([self.out] + ([self.scrubber] if self.scrubber is not None else []))
         if self.scrubber is not None:
             self.scrubber.slider.observe(lambda _c: self.refresh(), names="value")

@@ -108,7 +108,7 @@ def step_rows(op, batch: RowBatch, errors: list | None = None, at: int = 0) -> l
 
 
 @contextmanager
-def _gc_paused():
+def gc_paused():
     """No cyclic garbage collection while a batch builds its state: it makes millions of
     tuples and deques, none cyclic, and each collection would walk all of the state."""
     was = gc.isenabled()
@@ -153,7 +153,7 @@ def _pieces(op, batch: RowBatch, errors: list | None = None, at: int = 0):
             batch = rest
             at += len(head) + len(one)
             continue
-        with _gc_paused():
+        with gc_paused():
             try:
                 plans = [_GroupPlan(op, gi, batch, ev) for gi in range(len(op.groups))]
             except _Inconsistent:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import base64
 import collections
-import contextlib
 import datetime as dt
-import gc
 import importlib
 import json
 from decimal import Decimal
@@ -26,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import WorkspaceError
+from ...operators.window_batch import gc_paused
 
 FORMAT = "streamsql-state/1"
 _PACKAGE = "streamsql."
@@ -136,22 +135,9 @@ _ENCODERS = {
 }
 
 
-@contextlib.contextmanager
-def _no_gc():
-    """Encoding and decoding make many small containers and no cycles: Python's cycle collector,
-    run again and again as they pile up, would take two thirds of the time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def dumps(value) -> bytes:
     """``value`` as JSON bytes (raises ``TypeError`` for what the state must not hold)."""
-    with _no_gc():
+    with gc_paused():     # many small containers, none cyclic
         return json.dumps({"format": FORMAT, "value": _Encoder().enc(value)}, separators=(",", ":")).encode()
 
 
@@ -284,7 +270,7 @@ def _hook(table: dict):
 def loads(data: bytes, where: str | Path = "state"):
     """The value :func:`dumps` wrote; a :class:`StateFileError` naming ``where`` otherwise."""
     try:
-        with _no_gc():
+        with gc_paused():     # many small containers, none cyclic
             doc = json.loads(data, object_hook=_hook({}))
     except StateFileError as e:
         raise StateFileError(f"{where}: {e}") from None
