@@ -110,8 +110,10 @@ def _run_child(ws: Path, upto: int, kill_after: float | None, log: list) -> int 
     with open(err_path, "w") as err_file:
         p = subprocess.Popen([sys.executable, "-c", CHILD, str(ws), str(upto), str(Path(__file__).parent)],
                              stdout=subprocess.PIPE, stderr=err_file, text=True, cwd=ws.parent)
+    t0 = time.monotonic()
     try:
         first = p.stdout.readline()
+        opened = time.monotonic() - t0
         assert first.startswith("open"), first + err_path.read_text()[-3000:]
         if kill_after is not None:
             time.sleep(kill_after)
@@ -123,6 +125,7 @@ def _run_child(ws: Path, upto: int, kill_after: float | None, log: list) -> int 
                     pass
         out, _ = p.communicate(timeout=600)
         log.append((first.strip(), kill_after, out.strip().splitlines()[-1:] if out.strip() else []))
+        print(f"child {len(log)}: opened in {opened:.1f} s, ended after {time.monotonic() - t0:.1f} s", flush=True)
         if p.returncode not in (0, -9):
             raise AssertionError(f"child failed ({p.returncode}):\n{err_path.read_text()[-3000:]}")
         return p.returncode

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,32 @@ def test_another_master_replaces_a_session_no_one_used_and_prestart_can_be_turne
     assert out["thread"] and out["master"] == "local[1]" and out["rows"] == 3
     out = child("none", STREAMSQL_PRESTART="0")
     assert out == {"thread": False}
+
+
+def test_the_driver_jvm_maps_the_class_data_archive_the_set_up_built(spark, tmp_path, monkeypatch):
+    """The set-up builds the archive (``scripts/setup.sh``); the session's JVM was started with
+    it, and an archive for another JVM or PySpark, or ``STREAMSQL_CDS=0``, is not used."""
+    from streamsql.engine.runtime.spark import classdata
+    from streamsql.engine.runtime.spark.session import find_java
+    home, _ = find_java()
+    archive = classdata.archive_path(home)
+    jvm = spark.sparkContext._jvm
+    args = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    if not archive.is_file():
+        pytest.skip(f"no class-data archive at {archive}: scripts/setup.sh builds it")
+    assert f"-XX:SharedArchiveFile={archive}" in args, args
+    # the archive is valid for this JVM and Spark's class path: a JVM that must share (-Xshare:on)
+    # starts with it (a mismatched archive would be ignored by the session's JVM, silently)
+    cp = jvm.java.lang.System.getProperty("java.class.path")
+    java = str(Path(home) / "bin" / "java")
+    r = subprocess.run([java, "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", cp, "-version"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "sharing" in r.stderr, r.stderr
+    bad = subprocess.run([java, "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", str(tmp_path), "-version"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "mismatch" in bad.stdout + bad.stderr   # the check can fail
+    monkeypatch.setenv("STREAMSQL_CDS", "0")
+    assert classdata.java_options(home) == ""
+    monkeypatch.delenv("STREAMSQL_CDS")
+    monkeypatch.setenv("STREAMSQL_CACHE_DIR", str(tmp_path))
+    assert classdata.archive_path(home) != archive and classdata.java_options(home) == ""

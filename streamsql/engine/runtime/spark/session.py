@@ -30,6 +30,8 @@ _ready = threading.Event()      # the background start is over (the session is u
 #: ``False`` turns :func:`prestart` off for this process (the environment's
 #: ``STREAMSQL_PRESTART=0`` does the same, for every process started from it)
 PRESTART = os.environ.get("STREAMSQL_PRESTART", "0") == "1"
+#: set by :mod:`.classdata`'s dump run: the driver JVM writes its class-data archive there on exit
+DUMP_TO: str | None = None
 
 #: Settings for interactive steps (SPARK_NOTES.md, "Low-latency settings").
 LOW_LATENCY_CONF = {
@@ -222,7 +224,9 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         c.set("spark.pyspark.python", (conf or {}).get("spark.pyspark.python", sys.executable))
         c.set("spark.pyspark.driver.python", sys.executable)
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
-        c.set("spark.driver.extraJavaOptions", opts)
+        from .classdata import java_options
+        cds = f"-XX:ArchiveClassesAtExit={DUMP_TO}" if DUMP_TO else java_options(home)
+        c.set("spark.driver.extraJavaOptions", f"{opts} {cds}".strip())
         c.set("spark.executor.extraJavaOptions", opts)
         logf = open(_log_path, "ab")
         gateway = launch_gateway(c, popen_kwargs={"stdout": logf, "stderr": logf})
