@@ -50,9 +50,11 @@ STREAMS = {
     "U": {"z": lambda r: r.randint(0, 9)},
 }
 
-CONFIGS = [(1, 1), (1, 4), (7, 1), (7, 4), (None, 1), (None, 4)]
+#: every batch size (one event, seven, the whole input) and bucket count (one, four) occurs; each
+#: run draws a new seed (``scripts/fuzz.sh`` runs many more random cases, CI keeps to its budget)
+CONFIGS = [(1, 4), (7, 1), (None, 4)]
 #: the same with the parallel log reader, its ranges cut into partitions of 3 events
-PARALLEL = [(None, 1), (None, 4), (7, 4)]
+PARALLEL = [(None, 1), (7, 4)]
 
 
 def outputs(wb, events) -> dict:
@@ -76,7 +78,7 @@ def outputs(wb, events) -> dict:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1))
 def test_local_and_spark_agree(spark, tmp_path_factory, batch_events, buckets, reader, seed):
-    rng = random.Random(seed * 31 + CONFIGS.index((batch_events, buckets)))
+    rng = random.Random(seed * 31 + (CONFIGS + PARALLEL).index((batch_events, buckets)))
     # random rows and bounds, then bounds that release everything still held
     events = random_events(rng, STREAMS, 8 if batch_events == 1 else 14, weights={"U": 0.2}) + flush(["S", "T"])
     local = streamsql.Workbench(tmp_path_factory.mktemp("local"), engine="local")

@@ -105,7 +105,8 @@ def test_scenario_runtimes_and_traces_agree(spark, tmp_path, base):
     try:
         want, errors = outputs(ql), error_rows(wbl)
         assert ql.trace and len(ql.trace) == len({o for o in ql.trace.steps()})
-        for kw in ({"batch_events": 1}, {"buckets": 2}, {"buckets": 2, "trace": False}):
+        # one event per micro-batch over two buckets, then the default batching without the trace
+        for kw in ({"batch_events": 1, "buckets": 2}, {"buckets": 2, "trace": False}):
             wbs, qs = run_scenario(tmp_path, base, "spark", **kw)
             try:
                 assert outputs(qs) == want, kw
