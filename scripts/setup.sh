@@ -26,5 +26,5 @@ else
 fi
 # a class-data archive of Spark's JVM classes: each Spark start about 3 s faster (needs Java; skipped, with a
 # note, when there is none; STREAMSQL_CDS=0 turns its use off)
-.venv/bin/python -m streamsql.engine.runtime.spark.classdata || true
+.venv/bin/python -m streamsql.engine.runtime.spark.classdata_build || true
 echo "streamsql is installed in .venv"

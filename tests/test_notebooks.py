@@ -4,8 +4,11 @@ the timeline's chart data. Regenerate the stored outputs after an intended chang
 ``.venv/bin/python tests/test_notebooks.py --update`` and review the diff."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -101,14 +104,51 @@ def test_saved_notebooks_show_static_snapshots_without_a_kernel():
             assert "<svg" in html, f"{p.name}: no timeline drawn as SVG"
 
 
-@pytest.mark.timeout(1300)
+#: notebooks run this many at a time: they mostly wait (on Spark's micro-batches, the kernel), so two
+#: at once on two cores take each about as long as one alone (measured: nine notebooks in 526 s of
+#: wall time, 1031 s summed); the slowest start first
+WORKERS = int(os.environ.get("STREAMSQL_NBVAL_WORKERS", "2"))
+SLOW_FIRST = ("07_", "06_", "00_")
+
+
+def _nbval(path: Path, procs: list) -> subprocess.CompletedProcess:
+    # one notebook per run, each in its own kernel (nbval starts one per file), each bounded: a
+    # notebook that hangs fails on its own cell within minutes, naming itself
+    p = subprocess.Popen([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
+                          "--nbval-cell-timeout", "600", "--rootdir", str(ROOT), "-o", "addopts="],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    procs.append(p)
+    try:
+        out, err = p.communicate(timeout=1200)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        err += "\n(killed after 1200 s)"
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def nbval_runs(request):
+    """The selected notebooks' nbval runs, started together (``WORKERS`` at a time) as soon as
+    the first of their tests runs; each test then waits for its own."""
+    wanted = [item.callspec.params["path"] for item in request.session.items
+              if getattr(item, "originalname", "") == "test_notebook_passes_nbval_strict"]
+    wanted.sort(key=lambda p: next((i for i, s in enumerate(SLOW_FIRST) if p.name.startswith(s)), len(SLOW_FIRST)))
+    procs: list = []
+    pool = ThreadPoolExecutor(max(1, WORKERS), thread_name_prefix="nbval")
+    runs = {p: pool.submit(_nbval, p, procs) for p in wanted}
+    yield runs
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:            # only the runs this fixture started, each with its kernel and Spark
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+@pytest.mark.timeout(2400)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_passes_nbval_strict(path):
-    # one notebook per test, each in its own kernel (nbval starts one per file), each bounded:
-    # a notebook that hangs fails on its own cell within minutes, naming itself
-    r = subprocess.run([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
-                        "--nbval-cell-timeout", "600", "--rootdir", str(ROOT), "-o", "addopts="],
-                       cwd=ROOT, capture_output=True, text=True, timeout=1200)
+def test_notebook_passes_nbval_strict(path, nbval_runs):
+    r = nbval_runs[path].result()
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     assert " passed" in r.stdout and "failed" not in r.stdout.splitlines()[-1]
 

@@ -66,14 +66,15 @@ def test_late_segments_keep_the_log_in_step_order(tmp_path):
     log = EventLog(tmp_path)
     log.write_segments({"u": table([1, 3, 5])})
     log.write_segments({"u": table([6])})
-    log.write_segments({"u": table([3])}, late=True)     # same range as no segment: its own name
-    log.write_segments({"u": table([1, 3, 5])}, late=True)  # same range as the first: numbered
+    # late segments are always numbered (a reopened workspace tells them from the others)
+    assert log.write_segments({"u": table([3])}, late=True) == ["u/00000000000000000003-00000000000000000003.1.arrow"]
+    log.write_segments({"u": table([1, 3, 5])}, late=True)
     for reader in (log, EventLog(tmp_path)):              # this process's listing, and a fresh one
         assert reader.read("u", schema, 0, 6).column("seq").to_pylist() == [1, 1, 3, 3, 3, 5, 5, 6]
         assert reader.read("u", schema, 2, 5).column("seq").to_pylist() == [3, 3, 3, 5, 5]
     assert sorted(p.name for p in (tmp_path / "log" / "u").iterdir()) == [
         "00000000000000000001-00000000000000000005.1.arrow", "00000000000000000001-00000000000000000005.arrow",
-        "00000000000000000003-00000000000000000003.arrow", "00000000000000000006-00000000000000000006.arrow"]
+        "00000000000000000003-00000000000000000003.1.arrow", "00000000000000000006-00000000000000000006.arrow"]
     # a reopened workspace keeps late segments (their steps are committed)
     assert EventLog(tmp_path).truncate_after(6) == 0
 
@@ -114,3 +115,68 @@ def test_errors_are_restored_not_rewritten_when_a_workspace_reopens(tmp_path, sp
         assert ERROR_FIELDS[-1].name == "STEP"
     finally:
         wb2.close()
+
+
+def test_a_late_error_commit_cut_by_a_crash_is_torn_and_committed_again_once(tmp_path, spark):
+    """The Spark sink writes a batch's refused rows to the query's folder, then the workbench
+    appends them to ERRORS as a late segment and lists it in the catalog. A process killed between
+    the two (the segment written, the catalog not) leaves a segment the catalog does not list: it
+    is moved to torn/ with a warning, and the resumed query commits those rows again, once."""
+    import json
+    wb, q = run(tmp_path, "spark", buckets=2)
+    want = [{k: v for k, v in r.items() if k != "ERROR_TIME"} for r in error_rows(wb)]
+    assert [r["STEP"] for r in want] == [5, 7]
+    wb.close()
+    cat_path = tmp_path / "ws" / "catalog.json"
+    j = json.loads(cat_path.read_text())
+    late = j["catalog"]["late_segments"]
+    assert late and all(".1.arrow" in n or ".2.arrow" in n for n in late), late
+    # the crash: neither the late segments nor the deliveries are in the catalog snapshot
+    j["catalog"]["late_segments"] = []
+    j["queries"][q.name]["errors_batch"] = -1
+    cat_path.write_text(json.dumps(j))
+    wb2 = Workbench(tmp_path / "ws", engine="spark")
+    try:
+        torn = [w for w in wb2.open_warnings if "late error segment whose commit did not finish" in w]
+        assert len(torn) == len(late), wb2.open_warnings
+        assert all((tmp_path / "ws" / "torn" / n).exists() for n in late)
+        q2 = wb2.queries[q.name]
+        q2.wait()
+        got = [{k: v for k, v in r.items() if k != "ERROR_TIME"} for r in error_rows(wb2)]
+        assert got == want                      # each refused row once, at its step
+        assert [(e.step, e.name) for e in q2.errors] == [(5, "LATE_ROW"), (7, "LATE_ROW")]
+    finally:
+        wb2.close()
+    # and the commit made on reopening holds: a third open finds nothing torn, the same rows
+    wb3 = Workbench(tmp_path / "ws", engine="spark")
+    try:
+        assert not wb3.open_warnings, wb3.open_warnings
+        assert [{k: v for k, v in r.items() if k != "ERROR_TIME"} for r in error_rows(wb3)] == want
+    finally:
+        wb3.close()
+
+
+def test_a_late_segment_of_an_older_workspace_is_kept(tmp_path):
+    """A catalog written before late segments were listed: its late segments are committed."""
+    import json
+    wb = Workbench(tmp_path / "ws", engine="local")
+    wb.execute("CREATE STREAM S (a INTEGER)")
+    wb.insert("S", {"a": 1}, rowtime="2021-03-01 10:00:00")
+    d = wb.catalog.streams[ERROR_STREAM]
+    fields = d.fields
+    wb.close()
+    log = EventLog(tmp_path / "ws")
+    row = {"seq": [1], "kind": [0], "rowtime": [ts("10:00:00")], "clock": [ts("10:00:00")]}
+    schema = entry_schema(fields)
+    row.update({f"c{i}": [None] for i in range(len(fields))})
+    (name,) = log.write_segments({d.uid: pa.table(row, schema=schema)}, late=True)
+    cat = tmp_path / "ws" / "catalog.json"
+    j = json.loads(cat.read_text())
+    del j["catalog"]["late_segments"]
+    cat.write_text(json.dumps(j))
+    wb = Workbench(tmp_path / "ws", engine="local")
+    try:
+        assert not wb.open_warnings and (tmp_path / "ws" / "log" / name).exists()
+        assert wb.catalog.late_segments == [name]
+    finally:
+        wb.close()

@@ -116,6 +116,8 @@ class Workbench:
         self._inject_listeners: list = []
         self._query_counter = 0
         self._query_defs: dict[str, dict] = {}
+        #: per query, the last delivery whose refused rows are committed (saved with the catalog)
+        self._errors_batch: dict[str, int] = {}
         #: what opening the workspace found wrong and repaired (a torn log tail): one line each
         self.open_warnings: list[str] = []
         if self._ws_lock is not None and self._ws_lock.took_over:
@@ -144,7 +146,10 @@ class Workbench:
             self.save_catalog(c)
             return c
         c, self._query_defs, self._query_counter, journal = read_catalog(p)
-        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only)
+        late = None if c.late_segments is None else set(c.late_segments)
+        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only, late_committed=late)
+        if c.late_segments is None:     # made before late segments were listed: all committed
+            c.late_segments = self.log.late_segments()
         active = [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
         if self.journal.restore(journal, c.next_seq - 1, active, repair=not self.read_only):
             log.info("workspace %s: removed uncommitted journal segments", self.path)
@@ -169,6 +174,9 @@ class Workbench:
         self._writable("writing the catalog")
         c = c or self.catalog
         self.journal.before_commit()
+        for name, b in self._errors_batch.items():
+            if name in self._query_defs:
+                self._query_defs[name]["errors_batch"] = b
         data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self._query_defs,
                 "query_counter": self._query_counter, "journal": self.journal.to_json()}
         atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
@@ -426,10 +434,11 @@ class Workbench:
         if start_seq is None:
             q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
         self._promote(plan.promoted)
+        self._errors_batch.pop(name, None)
         self.runtime.start(q)
         self.queries[name] = q
         self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
-                                  "running": True, "start_clocks": q.start_clocks}
+                                  "running": True, "start_clocks": q.start_clocks, "errors_batch": -1}
         self.save_catalog()
         self.start_readers(plan.streams)
         return q
@@ -618,13 +627,17 @@ class Workbench:
             for q, stream, err in self._runtime.process_inline(seq, out, readers_of_errors):
                 self.catalog.report_operator_error(seq, stream, q.name, err, out)
 
-    def commit_operator_errors(self, q: ContinuousQuery, errors: list) -> None:
+    def commit_operator_errors(self, q: ContinuousQuery, errors: list, batch: int | None = None) -> None:
         """Rows a runtime's operator refused after their event was committed (the Spark runtime
         learns them from its stages): ``errors`` are ``(input stream, OperatorError)``. They go to
         the error stream in an error-only commit: no new step; each row keeps the step that
-        refused it (its ``STEP`` and its place in the stream log)."""
+        refused it (its ``STEP`` and its place in the stream log). ``batch``: the runtime's number
+        for this delivery, recorded in the same commit (:meth:`errors_committed_through`), so that
+        a resumed query commits again exactly the deliveries a crash cut off."""
         from .catalog import ERROR_STREAM
         with self._lock:
+            if batch is not None:
+                self._errors_batch[q.name] = batch
             out: dict[str, list[LogEntry]] = {}
             for stream, err in errors:
                 self.catalog.report_operator_error(err.step, stream, q.name, err, out)
@@ -632,8 +645,16 @@ class Workbench:
             if not entries:
                 return
             uid = self.catalog.streams[ERROR_STREAM].uid
-            self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)}, late=True)
+            written = self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)},
+                                              late=True)
+            self.catalog.late_segments = (self.catalog.late_segments or []) + written
             self.save_catalog()
+
+    def errors_committed_through(self, name: str) -> int | None:
+        """The last delivery of query ``name`` whose refused rows are in the error stream (-1:
+        none yet; None: a workspace made before deliveries were numbered, where all are)."""
+        b = self._errors_batch.get(name)
+        return b if b is not None else self._query_defs.get(name, {}).get("errors_batch")
 
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":

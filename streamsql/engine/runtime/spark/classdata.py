@@ -2,8 +2,8 @@
 start maps them from one file instead of loading and verifying them again: about 2 s of the
 session's start and 1 s of the first job, measured on two cores (docs/benchmarks.md, start-up).
 
-The set-up builds it once (``python -m streamsql.engine.runtime.spark.classdata``; Java 17 can
-only dump an archive when a JVM exits, so a short Spark run does it). An archive is only valid for
+The set-up builds it once (``python -m streamsql.engine.runtime.spark.classdata_build``; Java 17
+can only dump an archive when a JVM exits, so a short Spark run does it). An archive is only valid for
 the JVM and the class path that made it: its name holds a hash of both, and a stale or missing one
 is simply not used (the JVM would ignore a mismatched one too). ``STREAMSQL_CDS=0`` turns it off.
 """
@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 
@@ -42,70 +40,3 @@ def java_options(java_home: str) -> str:
         return ""
     p = archive_path(java_home)
     return f"-XX:SharedArchiveFile={p} -Xshare:auto" if p.is_file() else ""
-
-
-#: the dump run: a session, a Python worker and a small stateful streaming query, so that the
-#: classes of a micro-batch are in the archive too; prints the JVM's pid, then exits normally
-_DUMP_RUN = """
-import sys
-from streamsql.engine.runtime.spark import session
-session.DUMP_TO = sys.argv[1]
-spark = session.get_session()
-print(spark.sparkContext._gateway.proc.pid, flush=True)
-session._warm_workers(spark)
-from streamsql import Workbench
-wb = Workbench(None, engine="spark", durable=False)
-wb.execute("CREATE STREAM S (k VARCHAR(3), x INTEGER)")
-q = wb.query("SELECT STREAM FLOOR(S.ROWTIME TO MINUTE) AS ROWTIME, k, COUNT(*) AS n, SUM(x) AS sx "
-             "FROM S GROUP BY FLOOR(S.ROWTIME TO MINUTE), k", name="g")
-wb.insert("S", {"k": "a", "x": 1}, rowtime="2006-10-10 10:00:00")
-wb.insert("S", {"k": "b", "x": 2}, rowtime="2006-10-10 10:01:00")
-q.wait(timeout=300)
-wb.close()
-"""
-
-
-def build(timeout: float = 600) -> Path:
-    """Makes the archive for the Java that :func:`session.find_java` picks; returns its path."""
-    from .session import find_java
-    home, _how = find_java()
-    final = archive_path(home)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_suffix(f".{os.getpid()}.tmp")
-    env = {**os.environ, "STREAMSQL_CDS": "0", "STREAMSQL_PRESTART": "0"}
-    r = subprocess.run([sys.executable, "-c", _DUMP_RUN, str(tmp)], capture_output=True, text=True,
-                       timeout=timeout, env=env)
-    if r.returncode != 0:
-        raise RuntimeError(f"the class-data dump run failed:\n{r.stderr[-2000:]}")
-    pid = int(r.stdout.split()[0])
-    deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:   # the JVM writes the archive as it exits
-        time.sleep(0.2)
-    if not tmp.is_file() or tmp.stat().st_size == 0:
-        raise RuntimeError(f"the JVM wrote no class-data archive ({tmp})")
-    os.replace(tmp, final)
-    return final
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:                         # reparented after its parent exited: a zombie has ended
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-if __name__ == "__main__":
-    t0 = time.monotonic()
-    try:
-        p = build()
-    except Exception as e:       # the set-up goes on: Spark only starts a little slower
-        print(f"note: no class-data archive for Spark's JVM ({e})", file=sys.stderr)
-        sys.exit(0)
-    print(f"class-data archive for Spark's JVM: {p} ({p.stat().st_size // 2**20} MiB, "
-          f"{time.monotonic() - t0:.0f} s)")

@@ -56,6 +56,7 @@ class SinkBatch:
     bounds: tuple             # (steps, output bound after each) where it changed
     errors: list = field(default_factory=list)   # (input stream, OperatorError), in step order
     trace: object = None      # the trace window's step records (trace.TraceSegment), or None
+    batch_id: int = -1        # Spark's micro-batch id
 
 
 class Sink:
@@ -123,7 +124,8 @@ class Sink:
             bounds = ((bt.column("step").to_pylist(), bt.column("bound").to_pylist()) if bt is not None
                       else ([], []))
             errors = [read_error(json.dumps(x).encode()) for x in json.loads(e.read_text())] if e.exists() else []
-            out.append(SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors))
+            out.append(SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors,
+                                 batch_id=i))
         return out
 
     def _commit(self, batch_id: int, out: pa.Table, bounds: tuple, errors: list) -> None:
@@ -221,7 +223,7 @@ class Sink:
             steps, counts = np.unique(r.rel, return_counts=True)
             reports = info.traces + [sink_trace(self.index, info.trace_from, [part], info.futures)]
             segment = self.assembler.segment(info.steps, reports, dict(zip(steps.tolist(), counts.tolist())), r.clock)
-        return SinkBatch(out, bounds, [read_error(b) for b in errs], segment)
+        return SinkBatch(out, bounds, [read_error(b) for b in errs], segment, batch_id)
 
     def _raw_of(self, rows: pa.Table):
         def get(idx, y):
