@@ -40,9 +40,23 @@ QUERIES = {
 #: the child: opens (or reopens) the workspace, starts the queries the first time, and appends the
 #: events from the last committed one on, in small appends, waiting on the queries now and then
 CHILD = textwrap.dedent("""
-    import json, sys
+    import json, os, signal, sys
     sys.path.insert(0, sys.argv[3])
-    from test_crash import DDL, QUERIES, events
+    from test_crash import DDL, QUERIES, events, _descendants
+    crash_at = int(sys.argv[4])
+    if crash_at:      # kill -9 this process and its tree (Spark's JVM, its workers) at that replace
+        real_replace, calls = os.replace, [0]
+        def replace(src, dst, *a, **kw):
+            calls[0] += 1
+            if calls[0] == crash_at:
+                print("killed before replacing", os.path.relpath(dst, sys.argv[1]), flush=True)
+                for pid in _descendants(os.getpid()) + [os.getpid()]:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            return real_replace(src, dst, *a, **kw)
+        os.replace = replace
     from streamsql import Workbench
     wb = Workbench(sys.argv[1], engine="spark")
     if "S" not in wb.catalog.streams:
@@ -117,17 +131,24 @@ def _reference() -> tuple[dict, dict, list]:
         wb.close()
 
 
-def _run_child(ws: Path, upto: int, kill_after: float | None, log: list) -> int | None:
+def _run_child(ws: Path, upto: int, kill_after: float | None, log: list, crash_at: int = 0) -> int | None:
     """Runs a child until ``upto`` events are committed; with ``kill_after``, SIGKILLs it that many
-    seconds after it has opened the workspace. Returns the exit status (``-9`` when killed)."""
+    seconds after it has opened the workspace; with ``crash_at``, the child kills itself just
+    before its ``crash_at``-th file replace (a log segment, the catalog, HEAD, a late error
+    segment, the sink's output and state: every durable write goes through one). Returns the
+    exit status (``-9`` when killed)."""
     err_path = ws.parent / f"child-{len(log)}.err"
     with open(err_path, "w") as err_file:
-        p = subprocess.Popen([sys.executable, "-c", CHILD, str(ws), str(upto), str(Path(__file__).parent)],
-                             stdout=subprocess.PIPE, stderr=err_file, text=True, cwd=ws.parent)
+        p = subprocess.Popen([sys.executable, "-c", CHILD, str(ws), str(upto), str(Path(__file__).parent),
+                              str(crash_at)],
+                             stdout=subprocess.PIPE, stderr=err_file, text=True, cwd=ws.parent, start_new_session=True)
     t0 = time.monotonic()
     try:
         first = p.stdout.readline()
         opened = time.monotonic() - t0
+        at_open = []
+        if first.startswith("killed"):         # at a write of the opening itself (repair, resume)
+            first, at_open = "open ? []", [first.strip() + " (while opening)"]
         assert first.startswith("open"), first + err_path.read_text()[-3000:]
         if kill_after is not None:
             time.sleep(kill_after)
@@ -138,14 +159,18 @@ def _run_child(ws: Path, upto: int, kill_after: float | None, log: list) -> int 
                 except ProcessLookupError:
                     pass
         out, _ = p.communicate(timeout=600)
-        log.append((first.strip(), kill_after, out.strip().splitlines()[-1:] if out.strip() else []))
+        log.append((first.strip(), kill_after, out.strip().splitlines()[-1:] if out.strip() else at_open))
         print(f"child {len(log)}: opened in {opened:.1f} s, ended after {time.monotonic() - t0:.1f} s", flush=True)
         if p.returncode not in (0, -9):
             raise AssertionError(f"child failed ({p.returncode}):\n{err_path.read_text()[-3000:]}")
         return p.returncode
     finally:
         if p.poll() is None:
-            p.kill()
+            for pid in _descendants(p.pid) + [p.pid]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             p.wait()
 
 
@@ -175,7 +200,11 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path, spark):
     total = len(events())
     killed = 0
     while killed < KILLS:
-        status = _run_child(ws, total, rng.uniform(0.3, 4.0), log)
+        # half the kills at a random moment, half at a random durable write of the child
+        if killed % 2:
+            status = _run_child(ws, total, None, log, crash_at=rng.randint(1, 60))
+        else:
+            status = _run_child(ws, total, rng.uniform(0.3, 6.0), log)
         killed += status == -9
         if status == 0:       # it finished before the kill: start over on a new workspace part
             break
