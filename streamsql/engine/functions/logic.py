@@ -42,30 +42,26 @@ def _logic_type(ts, arg):
     return BOOLEAN.with_nullable(nullable(*ts)) if _bools(ts) else None
 
 
-def _and_python(e, args):
-    def and_(row, rts):
-        r = True
-        for f in args:
-            v = f(row, rts)
-            if v is False:
-                return False
-            if v is None:
-                r = None
-        return r
-    return and_
+def _three_valued(stop: bool):
+    """AND (``stop`` False) and OR (``stop`` True) over SQL's three values: the first argument
+    equal to ``stop`` decides, else NULL if any was NULL, else ``not stop``; later arguments are
+    not evaluated (so their calculator errors are not raised, as in SQL)."""
+    def build(e, args):
+        def logic(row, rts):
+            r = not stop
+            for f in args:
+                v = f(row, rts)
+                if v is stop:
+                    return stop
+                if v is None:
+                    r = None
+            return r
+        return logic
+    return build
 
 
-def _or_python(e, args):
-    def or_(row, rts):
-        r = False
-        for f in args:
-            v = f(row, rts)
-            if v is True:
-                return True
-            if v is None:
-                r = None
-        return r
-    return or_
+_and_python = _three_valued(False)
+_or_python = _three_valued(True)
 
 
 def _stop_flag(stop: str):
