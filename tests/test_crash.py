@@ -202,9 +202,9 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path, spark):
     while killed < KILLS:
         # half the kills at a random moment, half at a random durable write of the child
         if killed % 2:
-            status = _run_child(ws, total, None, log, crash_at=rng.randint(1, 60))
+            status = _run_child(ws, total, None, log, crash_at=rng.randint(1, 40))
         else:
-            status = _run_child(ws, total, rng.uniform(0.3, 6.0), log)
+            status = _run_child(ws, total, rng.uniform(0.3, 4.0), log)
         killed += status == -9
         if status == 0:       # it finished before the kill: start over on a new workspace part
             break
