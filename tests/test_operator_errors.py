@@ -66,14 +66,14 @@ def test_late_segments_keep_the_log_in_step_order(tmp_path):
     log = EventLog(tmp_path)
     log.write_segments({"u": table([1, 3, 5])})
     log.write_segments({"u": table([6])})
-    # late segments are always numbered (a reopened workspace tells them from the others)
-    assert log.write_segments({"u": table([3])}, late=True) == ["u/00000000000000000003-00000000000000000003.1.arrow"]
-    log.write_segments({"u": table([1, 3, 5])}, late=True)
+    # late segments carry the workspace's late commit number (a reopened workspace checks it)
+    log.write_segments({"u": table([3])}, late=1)
+    log.write_segments({"u": table([1, 3, 5])}, late=2)
     for reader in (log, EventLog(tmp_path)):              # this process's listing, and a fresh one
         assert reader.read("u", schema, 0, 6).column("seq").to_pylist() == [1, 1, 3, 3, 3, 5, 5, 6]
         assert reader.read("u", schema, 2, 5).column("seq").to_pylist() == [3, 3, 3, 5, 5]
     assert sorted(p.name for p in (tmp_path / "log" / "u").iterdir()) == [
-        "00000000000000000001-00000000000000000005.1.arrow", "00000000000000000001-00000000000000000005.arrow",
+        "00000000000000000001-00000000000000000005.2.arrow", "00000000000000000001-00000000000000000005.arrow",
         "00000000000000000003-00000000000000000003.1.arrow", "00000000000000000006-00000000000000000006.arrow"]
     # a reopened workspace keeps late segments (their steps are committed)
     assert EventLog(tmp_path).truncate_after(6) == 0
@@ -129,10 +129,12 @@ def test_a_late_error_commit_cut_by_a_crash_is_torn_and_committed_again_once(tmp
     wb.close()
     cat_path = tmp_path / "ws" / "catalog.json"
     j = json.loads(cat_path.read_text())
-    late = j["catalog"]["late_segments"]
-    assert late and all(".1.arrow" in n or ".2.arrow" in n for n in late), late
-    # the crash: neither the late segments nor the deliveries are in the catalog snapshot
-    j["catalog"]["late_segments"] = []
+    assert j["catalog"]["late_commits"] >= 1
+    d = wb.catalog.streams[ERROR_STREAM].uid
+    late = sorted(f"{d}/{p.name}" for p in (tmp_path / "ws" / "log" / d).glob("*.*.arrow"))
+    assert len(late) == j["catalog"]["late_commits"], late
+    # the crash: neither the late commits nor the deliveries are in the catalog snapshot
+    j["catalog"]["late_commits"] = 0
     j["queries"][q.name]["errors_batch"] = -1
     cat_path.write_text(json.dumps(j))
     wb2 = Workbench(tmp_path / "ws", engine="spark")
@@ -169,14 +171,15 @@ def test_a_late_segment_of_an_older_workspace_is_kept(tmp_path):
     row = {"seq": [1], "kind": [0], "rowtime": [ts("10:00:00")], "clock": [ts("10:00:00")]}
     schema = entry_schema(fields)
     row.update({f"c{i}": [None] for i in range(len(fields))})
-    (name,) = log.write_segments({d.uid: pa.table(row, schema=schema)}, late=True)
+    log.write_segments({d.uid: pa.table(row, schema=schema)}, late=3)
+    name = f"{d.uid}/00000000000000000001-00000000000000000001.3.arrow"
     cat = tmp_path / "ws" / "catalog.json"
     j = json.loads(cat.read_text())
-    del j["catalog"]["late_segments"]
+    del j["catalog"]["late_commits"]
     cat.write_text(json.dumps(j))
     wb = Workbench(tmp_path / "ws", engine="local")
     try:
         assert not wb.open_warnings and (tmp_path / "ws" / "log" / name).exists()
-        assert wb.catalog.late_segments == [name]
+        assert wb.catalog.late_commits == 3       # the next late commit is numbered 4
     finally:
         wb.close()

@@ -172,9 +172,9 @@ class Catalog:
         self.pumps: dict[str, dict] = {}
         self.next_seq = 1
         self._uid_counter = 0
-        #: the late error segments committed (``<uid>/<name>``); None in a workspace made before
-        #: they were listed (its late segments are all taken as committed)
-        self.late_segments: list[str] | None = []
+        #: the number of the last late error commit (the log's late segments carry theirs); None in
+        #: a workspace made before they were numbered (its late segments are all committed)
+        self.late_commits: int | None = 0
         self._add_error_stream()
 
     def _add_error_stream(self):
@@ -500,7 +500,7 @@ class Catalog:
         return {
             "next_seq": self.next_seq,
             "uid_counter": self._uid_counter,
-            "late_segments": self.late_segments or [],
+            "late_commits": self.late_commits or 0,
             "streams": [{"name": d.name, "uid": d.uid, "fields": [_field_json(f) for f in d.fields],
                          "system": d.system, "foreign": d.foreign, "history": d.history, "sql": d.sql,
                          "history_window": d.history_window,   # relational SELECT (issue 7)
@@ -518,10 +518,10 @@ class Catalog:
         c = cls.__new__(cls)
         c.next_seq = j["next_seq"]
         c._uid_counter = j["uid_counter"]
-        late = j.get("late_segments")
-        if late is not None and not (isinstance(late, list) and all(isinstance(x, str) for x in late)):
-            raise TypeError("\"late_segments\" is not a list of file names")
-        c.late_segments = late
+        late = j.get("late_commits")
+        if late is not None and (not isinstance(late, int) or isinstance(late, bool) or late < 0):
+            raise TypeError("\"late_commits\" is not a count")
+        c.late_commits = late
         c.streams, c.state, c.tables, c.views, c.pumps = {}, {}, {}, {}, {}
         for s in j["streams"]:
             fields = [_field_from(f) for f in s["fields"]]

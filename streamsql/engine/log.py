@@ -19,8 +19,9 @@ cannot be read later is a :class:`~streamsql.engine.errors.WorkspaceError` namin
 One exception: rows a query's operator refused after their event was committed (the Spark
 runtime learns them from its stages) are appended to the error stream at the steps that refused
 them, as *late segments* (``<first>-<last>.<n>.arrow``, n >= 1), in an error-only commit (steps 1
-and 2; the catalog lists the late segments it committed, and the query's delivery number). A late
-segment the catalog does not list (a crash between the two steps) is moved to ``torn/`` on open,
+and 2). ``n`` numbers the late commits of the workspace, and the catalog keeps the last one it
+committed (and the query's delivery number): a late segment numbered past it (a crash between the
+two steps) is moved to ``torn/`` on open,
 and the resumed query commits those rows again from its own saved output. Readers of the error
 stream that are already past those steps do not see them; everything else (relational queries
 over the error stream's history, a reopened workspace) does.
@@ -172,12 +173,11 @@ class EventLog:
 
     # ------------------------------------------------------------------ writing
 
-    def write_segments(self, tables: dict[str, pa.Table], late: bool = False) -> list[str]:
+    def write_segments(self, tables: dict[str, pa.Table], late: int = 0) -> None:
         """Step 1 of a commit: one segment file per stream (entries of one append). ``late``:
-        entries at steps already committed (a late segment, see the module doc). Returns the
-        files written, as ``<uid>/<name>``."""
+        entries at steps already committed, in the workspace's late commit number ``late``
+        (>= 1; a late segment, see the module doc)."""
         self._check_writable()
-        written = []
         for uid, table in tables.items():
             if table.num_rows == 0:
                 continue
@@ -185,23 +185,18 @@ class EventLog:
             d.mkdir(parents=True, exist_ok=True)
             seqs = table.column("seq")
             first, last = pc.min(seqs).as_py(), pc.max(seqs).as_py()
-            n = 1 if late else 0        # a late segment always carries its number (recover checks it)
-            path = d / (f"{first:020d}-{last:020d}.{n}.arrow" if late else f"{first:020d}-{last:020d}.arrow")
-            while late and path.exists():
-                n += 1
-                path = d / f"{first:020d}-{last:020d}.{n}.arrow"
+            n = int(late)
+            path = d / (f"{first:020d}-{last:020d}.{n}.arrow" if n else f"{first:020d}-{last:020d}.arrow")
             if path.exists():  # a retried append after a crash: same content, keep one copy
                 path.unlink()
             sink = pa.BufferOutputStream()
             with pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
             atomic_write(path, sink.getvalue().to_pybytes(), self.durable)
-            written.append(f"{uid}/{path.name}")
             segs = self._segments.setdefault(uid, [])
             segs.append(_Segment(first, last, path, n))
             if late:
                 segs.sort(key=lambda x: (x.first, x.late))
-        return written
 
     def write_head(self, seq: int) -> None:
         """Step 3 of a commit: readers may now see entries up to ``seq``."""
@@ -232,20 +227,20 @@ class EventLog:
         if self.read_only:
             raise WorkspaceError(f"the event log of {self.root} is open read-only")
 
-    def late_segments(self) -> list[str]:
-        """The numbered late segments on disk, as ``<uid>/<name>``."""
+    def last_late_number(self) -> int:
+        """The highest late commit number on disk (0: none)."""
         if not self.dir.exists():
-            return []
-        return sorted(f"{d.name}/{p.name}" for d in self.dir.iterdir() if d.is_dir() for p in d.iterdir()
-                      if (m := _SEG_RE.match(p.name)) is not None and m.group(3) is not None)
+            return 0
+        return max((int(m.group(3)) for d in self.dir.iterdir() if d.is_dir() for p in d.iterdir()
+                    if (m := _SEG_RE.match(p.name)) is not None and m.group(3) is not None), default=0)
 
-    def recover(self, committed: int, repair: bool = True, late_committed: set[str] | None = None) -> list[str]:
+    def recover(self, committed: int, repair: bool = True, late_committed: int | None = None) -> list[str]:
         """Check the log's tail against the committed sequence number (from the catalog): move
-        half-written segments, segments past ``committed``, late segments the catalog does not
-        list in ``late_committed`` (an error-only commit cut between its steps 1 and 2; ``None``
-        skips this check) and segments that are not whole Arrow files to ``torn/`` (with
-        ``repair``; a read-only opener only skips them) and rewrite HEAD. Returns the warnings,
-        each naming a file; they are also logged."""
+        half-written segments, segments past ``committed``, late segments numbered past
+        ``late_committed`` (an error-only commit cut between its steps 1 and 2; ``None`` skips
+        this check) and segments that are not whole Arrow files to ``torn/`` (with ``repair``; a
+        read-only opener only skips them) and rewrite HEAD. Returns the warnings, each naming a
+        file; they are also logged."""
         warnings: list[str] = []
         self._bad = set()
         if self.dir.exists():
@@ -254,8 +249,8 @@ class EventLog:
                     continue
                 for p in sorted(d.iterdir()):
                     why = self._torn(p, committed)
-                    if why is None and late_committed is not None and f"{d.name}/{p.name}" not in late_committed \
-                            and (m := _SEG_RE.match(p.name)) is not None and m.group(3) is not None:
+                    if why is None and late_committed is not None and (m := _SEG_RE.match(p.name)) is not None \
+                            and m.group(3) is not None and int(m.group(3)) > late_committed:
                         why = ("is a late error segment whose commit did not finish (the query that "
                                "refused its rows commits them again from its own state)")
                     if why is None:

@@ -146,10 +146,10 @@ class Workbench:
             self.save_catalog(c)
             return c
         c, self._query_defs, self._query_counter, journal = read_catalog(p)
-        late = None if c.late_segments is None else set(c.late_segments)
-        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only, late_committed=late)
-        if c.late_segments is None:     # made before late segments were listed: all committed
-            c.late_segments = self.log.late_segments()
+        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only,
+                                               late_committed=c.late_commits)
+        if c.late_commits is None:     # made before late commits were numbered: all committed
+            c.late_commits = self.log.last_late_number()
         active = [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
         if self.journal.restore(journal, c.next_seq - 1, active, repair=not self.read_only):
             log.info("workspace %s: removed uncommitted journal segments", self.path)
@@ -645,9 +645,9 @@ class Workbench:
             if not entries:
                 return
             uid = self.catalog.streams[ERROR_STREAM].uid
-            written = self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)},
-                                              late=True)
-            self.catalog.late_segments = (self.catalog.late_segments or []) + written
+            n = (self.catalog.late_commits or 0) + 1
+            self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)}, late=n)
+            self.catalog.late_commits = n
             self.save_catalog()
 
     def errors_committed_through(self, name: str) -> int | None:
