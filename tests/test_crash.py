@@ -42,7 +42,7 @@ QUERIES = {
 CHILD = textwrap.dedent("""
     import json, os, signal, sys
     sys.path.insert(0, sys.argv[3])
-    from test_crash import DDL, QUERIES, events, _descendants
+    from test_crash import DDL, QUERIES, events, _kill_tree
     crash_at = int(sys.argv[4])
     if crash_at:      # kill -9 this process and its tree (Spark's JVM, its workers) at that replace
         real_replace, calls = os.replace, [0]
@@ -50,11 +50,7 @@ CHILD = textwrap.dedent("""
             calls[0] += 1
             if calls[0] == crash_at:
                 print("killed before replacing", os.path.relpath(dst, sys.argv[1]), flush=True)
-                for pid in _descendants(os.getpid()) + [os.getpid()]:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                _kill_tree(os.getpid())
             return real_replace(src, dst, *a, **kw)
         os.replace = replace
     from streamsql import Workbench
@@ -152,12 +148,7 @@ def _run_child(ws: Path, upto: int, kill_after: float | None, log: list, crash_a
         assert first.startswith("open"), first + err_path.read_text()[-3000:]
         if kill_after is not None:
             time.sleep(kill_after)
-            tree = _descendants(p.pid)         # Spark's JVM and its Python workers die with it
-            for pid in [p.pid] + tree:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            _kill_tree(p.pid)                  # Spark's JVM and its Python workers die with it
         out, _ = p.communicate(timeout=600)
         log.append((first.strip(), kill_after, out.strip().splitlines()[-1:] if out.strip() else at_open))
         print(f"child {len(log)}: opened in {opened:.1f} s, ended after {time.monotonic() - t0:.1f} s", flush=True)
@@ -166,12 +157,17 @@ def _run_child(ws: Path, upto: int, kill_after: float | None, log: list, crash_a
         return p.returncode
     finally:
         if p.poll() is None:
-            for pid in _descendants(p.pid) + [p.pid]:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            _kill_tree(p.pid)
             p.wait()
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and every process below it (the descendants first: none is reparented)."""
+    for p in _descendants(pid) + [pid]:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _descendants(pid: int) -> list[int]:

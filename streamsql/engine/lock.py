@@ -22,14 +22,18 @@ from .errors import WorkspaceError
 LOCK_FILE = "LOCK"
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):      # no /proc (macOS): kill(pid, 0) has answered
+        return True
 
 
 def lock_owner(root: str | Path) -> dict | None:
@@ -65,7 +69,7 @@ class WorkspaceLock:
         self.fd = fd
         prev = lock_owner(self.path.parent)
         if prev and (prev.get("pid") != os.getpid() or prev.get("host") != socket.gethostname()):
-            gone = (" (not running any more)" if prev.get("host") == socket.gethostname() and not _alive(prev["pid"])
+            gone = (" (not running any more)" if prev.get("host") == socket.gethostname() and not process_alive(prev["pid"])
                     else "")
             self.took_over = (f"workspace {self.path.parent}: took over the lock left by process {prev['pid']} on "
                               f"{prev.get('host')}{gone}, which ended without closing it")

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from ...lock import process_alive
 from .classdata import archive_path
 from .session import find_java
 
@@ -45,25 +46,12 @@ def build(timeout: float = 600) -> Path:
         raise RuntimeError(f"the class-data dump run failed:\n{r.stderr[-2000:]}")
     pid = int(r.stdout.split()[0])
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:   # the JVM writes the archive as it exits
+    while process_alive(pid) and time.monotonic() < deadline:   # the JVM writes the archive as it exits
         time.sleep(0.2)
     if not tmp.is_file() or tmp.stat().st_size == 0:
         raise RuntimeError(f"the JVM wrote no class-data archive ({tmp})")
     os.replace(tmp, final)
     return final
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:                         # reparented after its parent exited: a zombie has ended
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 if __name__ == "__main__":
