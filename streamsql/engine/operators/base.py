@@ -12,9 +12,9 @@ leaves; it only says what it produced and what it could still produce:
 - :meth:`Operator.wakeups` says, per input, the clock value at which :meth:`on_clocks` would change
   anything; below those thresholds calling it must be a no-op.
 
-The host applies SEMANTICS.md section 3: a candidate stamped ``T`` is released when
-``T <= present`` (the minimum input clock) and ``T <= F``; rows released together go in
-``(T, tie)`` order; the output bound is ``min(F, held stamps)``.
+The host applies SEMANTICS.md section 3 through :mod:`.release`: a candidate stamped ``T`` is
+released when ``T <= present`` (the minimum input clock) and ``T <= F``; rows released together
+go in ``(T, tie)`` order; the output bound is ``min(F, held stamps)``.
 """
 from __future__ import annotations
 
@@ -248,7 +248,3 @@ def encode_ints(*xs: int) -> bytes:
     """Tie key from ints in [-2**63, 2**63) (sequence numbers, input numbers, times)."""
     return b"".join((x + (1 << 63)).to_bytes(8, "big") for x in xs)
 
-
-def release_arrival(release_seq: int, stamp: int, tie: bytes) -> bytes:
-    """The arrival key of a row an operator released: by step, then stamp, then tie."""
-    return encode_ints(release_seq, stamp) + tie

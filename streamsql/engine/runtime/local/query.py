@@ -14,13 +14,13 @@ from __future__ import annotations
 import copy
 import heapq
 from dataclasses import replace
-from typing import Iterable
 
 from ... import time as T
 from ...catalog import LogEntry
 from ...log import ROW
 from ...functions import CalcError
-from ...operators.base import Candidate, Operator, Rejected, calc_error, encode_ints, release_arrival
+from ...operators.base import Candidate, Operator, Rejected, calc_error, encode_ints
+from ...operators.release import limit, output_clock, release_arrival, release_order, split_due
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..records import OutputRow, ReleasedBatch
@@ -158,14 +158,9 @@ class _Host(_Node):
         self.pending += cands
         self.present = min(clocks)
         self.future = self.op.future_bound(clocks)
-        limit = min(self.present, self.future)
-        out, keep = [], []
-        for c in self.pending:
-            (out if c.stamp <= limit else keep).append(c)
-        self.pending = keep
-        out.sort(key=lambda c: (c.stamp, c.tie))
-        held = min((c.stamp for c in keep), default=T.END_OF_TIME)
-        self.clock = min(self.future, held)
+        out, self.pending = split_due(self.pending, limit(self.present, self.future))
+        out.sort(key=release_order)
+        self.clock = output_clock(self.future, self.pending, T.END_OF_TIME)
         rows = []
         mine = self.origin()
         for c in out:
@@ -177,7 +172,7 @@ class _Host(_Node):
 
     def trace(self):
         names = [c.label() for c in self.children]
-        first = heapq.nsmallest(TRACE_HELD, self.pending, key=lambda c: (c.stamp, c.tie))
+        first = heapq.nsmallest(TRACE_HELD, self.pending, key=release_order)
         state = self.op.trace_state([self.op.state_view()])
         mine = operator_trace(self.op, self.name, names, list(self.clocks), self.future,
                               [(c.stamp, tuple(c.row)) for c in first], len(self.pending), state)
@@ -234,15 +229,6 @@ class LocalQuery:
                 e.stream = e.stream or n.origin()
                 errors.append((e.stream, e))
         return ReleasedBatch(seq, [OutputRow(seq, rt, row) for rt, _arr, row, _src in rows], self.root.clock, errors)
-
-    @property
-    def refuses_rows(self) -> bool:
-        """Whether an operator may refuse late rows for the error stream (a T-sort)."""
-        from ...operators.sort import TSortOp
-        return any(isinstance(h.op, TSortOp) for h in self._hosts)
-
-    def process_all(self, events: Iterable[tuple[int, dict[str, list[LogEntry]]]]) -> list[ReleasedBatch]:
-        return [self.process(seq, feed) for seq, feed in events]
 
     def trace(self) -> list:
         """The operators' trace records after the last event (OperatorTrace, inputs first)."""

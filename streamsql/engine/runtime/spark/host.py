@@ -18,6 +18,7 @@ import pandas as pd
 
 from ... import time as T
 from ...operators.base import INF, Candidate, Operator
+from ...operators.release import split_due
 from .timeline import Timeline, union_points
 
 
@@ -145,21 +146,17 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
         p = int(present[nxt])
         st.held += cands
         born += [s] * len(cands)
-        keep, kept_born = [], []
-        for c, b in zip(st.held, born):
-            if c.stamp <= p:
-                emitted.append(Emitted(s, c))
-                if tr is not None and s > tr.start and b < s:
-                    tr.held.append((b, s, c))
-            else:
-                keep.append(c)
-                kept_born.append(b)
-        st.held, born = keep, kept_born
+        due, kept = split_due(st.held, p, born)        # rule 1; rule 2 is the consumer's
+        for b, c in due:
+            emitted.append(Emitted(s, c))
+            if tr is not None and s > tr.start and b < s:
+                tr.held.append((b, s, c))
+        st.held, born = [c for _b, c in kept], [b for b, _c in kept]
         if tr is not None and s >= tr.start:
             v = op.state_view()
             if v != (tr.views[-1][1] if tr.views else tr.base):
                 tr.views.append((s, v))
-        rep = tuple(int(x) for x in op.bound_params()) + (min((h.stamp for h in keep), default=INF),)
+        rep = tuple(int(x) for x in op.bound_params()) + (min((h.stamp for h in st.held), default=INF),)
         if rep != st.last:
             changes.append((s,) + rep)
             st.last = rep

@@ -21,7 +21,8 @@ import numpy as np
 
 from ... import time as T
 from ...expr import rowtime_map_array
-from ...operators.base import encode_ints, release_arrival
+from ...operators.base import encode_ints
+from ...operators.release import first_reach, release_arrival
 from .timeline import Timeline, union_points
 
 KEYS = ("leaf", "seq", "sub", "T", "Tup", "tie")
@@ -77,24 +78,6 @@ def _map1(v: int, maps: list) -> int:
     return int(_map(np.array([v], dtype=np.int64), maps)[0])
 
 
-def _first_reach(pts: np.ndarray, frontier: np.ndarray, initial: int, stamps: np.ndarray,
-                 avail: np.ndarray) -> np.ndarray:
-    """Per row: the first point ``>= avail`` where ``frontier >= stamp`` (-1: not in this batch).
-    A row available before the batch's first point whose stamp the initial value already reaches
-    is usable at ``avail`` itself."""
-    out = np.full(len(stamps), -1, dtype=np.int64)
-    if len(pts):
-        pos = np.maximum(np.searchsorted(frontier, stamps, side="left"), np.searchsorted(pts, avail, side="left"))
-        ok = pos < len(pts)
-        out[ok] = pts[pos[ok]]
-        early = ~ok & (initial >= stamps) & (avail < pts[0])
-        out[early] = avail[early]
-    else:
-        ok = initial >= stamps
-        out[ok] = avail[ok]
-    return out
-
-
 def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
                   need_arrival: bool = False) -> Resolved:
     """``keys`` holds the rows' columns (held rows first, then this batch's); ``origin`` maps
@@ -133,7 +116,7 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
             lrel[m] = seq[m]
         else:
             tl = leaf_tl[j]
-            lrel[m] = _first_reach(tl.seqs, np.maximum.accumulate(tl.vals) if len(tl.vals) else tl.vals,
+            lrel[m] = first_reach(tl.seqs, np.maximum.accumulate(tl.vals) if len(tl.vals) else tl.vals,
                                    tl.initial, np.asarray(keys["Tup"], dtype=np.int64)[m], seq[m])
     if len(spec.leaves) == 1:
         clock = Timeline(mapped[0].seqs, _map(mapped[0].vals, spec.post_maps), _map1(mapped[0].initial, spec.post_maps))
@@ -147,7 +130,7 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
         ok = lrel >= 0
         if ok.any():
             stamps = np.asarray(keys["T"], dtype=np.int64)[ok]
-            rel[ok] = _first_reach(pts, present, init, stamps, lrel[ok])
+            rel[ok] = first_reach(pts, present, init, stamps, lrel[ok])
     drop = keys.get("drop")
     fail = keys.get("fail")
     failed = fail_steps = None

@@ -26,7 +26,8 @@ from decimal import Decimal
 import numpy as np
 
 from ... import time as T
-from ...operators.base import encode_ints, release_arrival
+from ...operators.base import encode_ints
+from ...operators.release import release_arrival
 from ..tracing import TRACE_HELD, StepTrace, operator_trace
 from .timeline import Timeline
 
