@@ -92,7 +92,3 @@ class LateRowError(StreamSqlError):
 
 class NameInUseError(StreamSqlError):
     """A name already taken (a running query's): not a fault of the SQL text."""
-
-
-class QueryError(StreamSqlError):
-    """A running query failed; the message names the query."""

@@ -1,9 +1,9 @@
 """How views hear about new events and releases without polling.
 
-The engine calls back on releases (``ContinuousQuery.on_release``) but has no hook for injected
-events, so :func:`on_inject` wraps the ``inject`` method of one Workbench instance (every insert,
-punctuate, attach, detach and INSERT statement goes through it). Callbacks from Spark's sink
-thread are coalesced by :class:`Debounced` so a bulk replay does not redraw once per event.
+The engine calls back on releases (``ContinuousQuery.on_release``) and after every injection
+(``Workbench.on_inject``: inserts, bounds, attach, detach, INSERT statements, bulk loads).
+Callbacks from Spark's sink thread are coalesced by :class:`Debounced` so a bulk replay does not
+redraw once per event.
 """
 from __future__ import annotations
 
@@ -16,26 +16,9 @@ log = logging.getLogger("streamsql.widgets")
 
 
 def on_inject(wb, callback: Callable[[list], None]) -> None:
-    """Call ``callback(outcomes)`` after every ``wb.inject`` (in the injecting thread)."""
-    if hasattr(wb, "on_inject"):
-        wb.on_inject(lambda what: callback(what if isinstance(what, list) else []))
-        return
-    listeners = wb.__dict__.get("_streamsql_inject_listeners")
-    if listeners is None:
-        listeners = wb.__dict__["_streamsql_inject_listeners"] = []
-        original = wb.inject
-
-        def inject(events):
-            outcomes = original(events)
-            for f in list(listeners):
-                try:
-                    f(outcomes)
-                except Exception:  # a broken view must not break injection
-                    log.exception("inject listener failed")
-            return outcomes
-
-        wb.inject = inject
-    listeners.append(callback)
+    """Call ``callback(outcomes)`` after every injection into ``wb`` (in the injecting thread;
+    a bulk load or a pump calls it with an empty list)."""
+    wb.on_inject(lambda what: callback(what if isinstance(what, list) else []))
 
 
 def weak_method(method) -> Callable:

@@ -7,7 +7,7 @@ non-decreasing along the output too. Such columns count as ROWTIME here.
 """
 from __future__ import annotations
 
-from ..expr import CONSTANT, INCREASING, Col, Expr, Rowtime, monotonicity, remap
+from ..expr import INCREASING, Col, Expr, Rowtime, monotonicity, remap
 from ..plan import Aggregate, Filter, Node, Project, Sort, Window
 
 
@@ -43,6 +43,3 @@ def is_rowtime_only(e: Expr) -> bool:
         stack.extend(x.children())
     return True
 
-
-def is_constant(e: Expr) -> bool:
-    return monotonicity(e) == CONSTANT

@@ -140,10 +140,6 @@ def _driver_memory_mb() -> int:
     return max(1024, min(8192, total // 4))
 
 
-def log_path() -> Path | None:
-    return _log_path
-
-
 def _log4j_file() -> Path:
     p = Path(tempfile.gettempdir()) / f"streamsql-log4j2-{os.getuid()}.properties"
     text = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
