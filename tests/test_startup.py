@@ -24,8 +24,8 @@ CHILD = textwrap.dedent("""
         session._prestart_thread.join(300)
         out["ready_before_use"] = session._session is not None and session._unclaimed
         calls = []
-        wb.on_spark_start = lambda: calls.append("start")
-        wb.on_spark_phase = lambda name: calls.append(name)
+        wb.on_spark_start = lambda: calls.append(["start", False])
+        wb.on_spark_phase = lambda name, at=None: calls.append([name, at is not None])
         wb.execute("CREATE STREAM S (x INTEGER)")
         q = wb.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 1")
         wb.insert("S", {"x": 5}, rowtime="2006-10-10 10:00:00")
@@ -57,10 +57,12 @@ def test_a_workbench_starts_spark_in_the_background_and_the_first_query_reports_
     assert out["thread"] and out["ready_before_use"]
     assert out["rows"] == [[5]]
     assert out["master"].startswith("local") and out["claimed"]
-    # the start-up is reported once, by the first query, in order: Spark (done in the
-    # background), the query's plan, its first batch, then the end
-    assert out["calls"][0] == "start" and out["calls"].count("start") == 1
-    assert [c for c in out["calls"] if c != "start"] == ["Spark session", "plan", "first batch", None]
+    # the start-up is reported once, by the first query, in order: Spark's phases done in the
+    # background (with the times they began, then when it was up), the query's plan, its first
+    # batch, then the end
+    assert out["calls"][0] == ["start", False] and out["calls"].count(["start", False]) == 1
+    assert [c for c in out["calls"] if c[0] != "start"] == [
+        ["JVM", True], ["Spark session", True], ["ready", True], ["plan", False], ["first batch", False], [None, False]]
 
 
 @pytest.mark.timeout(700)

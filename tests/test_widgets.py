@@ -543,6 +543,27 @@ def test_startup_phases_count_each_phase_until_the_first_result():
     assert "0.5 s" not in view.static_html()                          # as displayed: no times
 
 
+def test_startup_phases_done_ahead_count_their_time_but_not_the_typing():
+    """Spark started in the background at 90 (JVM 2 s, session 4 s, up at 96); the query came at
+    100 (the user typed for 4 s): the line shows the phases with their times, and the first
+    result counts from the query, not from the background start."""
+    from streamsql.engine.startup import READY, StartupPhases
+    now = [100.0]
+    phases = StartupPhases(clock=lambda: now[0])
+    phases("JVM", 90.0)
+    phases("Spark session", 92.0)
+    phases(READY, 96.0)
+    phases("plan")
+    now[0] += 0.5
+    phases("first batch")
+    now[0] += 1.0
+    phases(None)
+    assert phases.durations() == [("JVM", 2.0), ("Spark session", 4.0), ("plan", 0.5), ("first batch", 1.0)]
+    assert phases.text() == ("Start-up: JVM 2.0 s · Spark session 4.0 s · plan 0.5 s · first batch 1.0 s"
+                             " — first result after 1.5 s (Spark started ahead, in the background)")
+    assert phases.text(times=False) == "Start-up: JVM · Spark session · plan · first batch"
+
+
 def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):
     """Issue 18 item 4, on both runtimes (their typed traces). Orders at 10:00 (10, 3) and 10:20
     (10, 5), 10:30 (20, 1): the hourly GROUP BY has not released anything; its groups for 10:00

@@ -4,7 +4,9 @@ its first micro-batch), with the seconds each took.
 A small hook: a start path calls ``on_phase(name)`` as each phase begins and ``on_phase(None)``
 when the first result is in (``get_session(on_phase=...)`` and the Spark runtime do); a
 :class:`StartupPhases` records the calls and tells its listeners, which is what the notebook's
-start-up line shows live."""
+start-up line shows live. Spark started ahead, in the background, reports its phases afterwards
+with the times they began (``on_phase(name, at)``), then ``READY`` when it was up: the time
+between (the user still typing) belongs to no phase."""
 from __future__ import annotations
 
 import threading
@@ -12,6 +14,8 @@ import time
 from typing import Callable
 
 PHASES = ("JVM", "Spark session", "plan", "first batch")
+#: not a phase: the background start was over at this time (idle until the next phase)
+READY = "ready"
 
 
 class StartupPhases:
@@ -26,14 +30,14 @@ class StartupPhases:
         self._listeners: list[Callable[["StartupPhases"], None]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, name: str | None) -> None:
+    def __call__(self, name: str | None, at: float | None = None) -> None:
         with self._lock:
             if self.finished is not None:
                 return
             if name is None:
                 self.finished = self.clock()
             elif not self.marks or self.marks[-1][0] != name:
-                self.marks.append((name, self.clock()))
+                self.marks.append((name, self.clock() if at is None else at))
         for f in list(self._listeners):
             f(self)
 
@@ -52,12 +56,19 @@ class StartupPhases:
         out = []
         for i, (name, t0) in enumerate(marks):
             t1 = marks[i + 1][1] if i + 1 < len(marks) else end
-            out.append((name, max(0.0, t1 - t0)))
+            if name != READY:
+                out.append((name, max(0.0, t1 - t0)))
         return out
+
+    @property
+    def ahead(self) -> bool:
+        """Whether Spark began starting before the query asked for it (in the background)."""
+        return bool(self.marks) and self.marks[0][1] < self.started
 
     def text(self, times: bool = True) -> str:
         """``Start-up: JVM 2.1 s · Spark session 4.0 s · plan 0.3 s · first batch… 1.2 s``; without
-        ``times``, the phases alone (what a stored notebook keeps: no timings)."""
+        ``times``, the phases alone (what a stored notebook keeps: no timings). The total counts
+        from the query's start: phases done ahead, in the background, count only their wait."""
         if not times:
             return "Start-up: " + " · ".join(PHASES)
         parts = []
@@ -67,4 +78,6 @@ class StartupPhases:
             parts.append(f"{name}{'…' if running else ''} {secs:.1f} s")
         total = (self.finished if self.done else self.clock()) - self.started
         tail = f" — first result after {total:.1f} s" if self.done else f" ({total:.1f} s so far)"
+        if self.ahead:
+            tail += " (Spark started ahead, in the background)"
         return "Start-up: " + " · ".join(parts) + tail

@@ -46,9 +46,9 @@ class KernelWorkbench:
         print(f"starting Spark ({master or 'local[*]'})…", flush=True)
         sys.stdout.flush()
 
-    def spark_phase(self, name: str | None) -> None:
-        """Called by the engine as each start-up phase begins (``None``: the first result is in);
-        the first call shows the live start-up line in the running cell."""
+    def spark_phase(self, name: str | None, at: float | None = None) -> None:
+        """Called by the engine as each start-up phase begins (``None``: the first result is in;
+        ``at``: when a phase done ahead began); the first call shows the live start-up line."""
         from ..engine.startup import StartupPhases
         if self._phases is None or self._phases.done:
             if name is None:
@@ -60,7 +60,7 @@ class KernelWorkbench:
                 display(StartupView(self._phases))
             except Exception:       # no frontend to show it in: the phases are still recorded
                 pass
-        self._phases(name)
+        self._phases(name, at)
 
     def _log_to(self, path: Path) -> None:
         """The engine's log (late-row counts and the like) goes to the workspace, not the cell."""

@@ -15,7 +15,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
+
+from ...startup import READY
 
 log = logging.getLogger("streamsql.spark")
 _lock = threading.Lock()
@@ -27,9 +30,13 @@ _log_path: Path | None = None
 _unclaimed = False
 _prestart_thread: threading.Thread | None = None
 _ready = threading.Event()      # the background start is over (the session is up, or it failed)
+#: the last start's phases ``(name, when it began)`` and when the session was up (time.monotonic),
+#: so that the first user of a session started ahead can report them
+_marks: list[tuple[str, float]] = []
+_up_at: float | None = None
 #: ``False`` turns :func:`prestart` off for this process (the environment's
 #: ``STREAMSQL_PRESTART=0`` does the same, for every process started from it)
-PRESTART = os.environ.get("STREAMSQL_PRESTART", "0") == "1"
+PRESTART = os.environ.get("STREAMSQL_PRESTART", "1") != "0"
 #: set by :mod:`.classdata`'s dump run: the driver JVM writes its class-data archive there on exit
 DUMP_TO: str | None = None
 
@@ -157,7 +164,7 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
     """The process's SparkSession, started on first use (``on_start`` is called before the
     slow part, so callers can show "starting Spark…"; ``on_phase(name)`` as each start-up
     phase begins: ``"JVM"``, then ``"Spark session"``; see :mod:`streamsql.engine.startup`)."""
-    global _session, _log_path, _unclaimed
+    global _session, _log_path, _unclaimed, _marks, _up_at
     t = _prestart_thread
     reported = False
     if t is not None and t.is_alive() and t is not threading.current_thread() and not _ready.is_set():
@@ -165,9 +172,9 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         reported = True
         if on_start:
             on_start()
-        if on_phase:
-            on_phase("Spark session")
+        _replay(on_phase, up=False)
         _ready.wait()
+        _replay(on_phase)
     with _lock:
         if _session is not None:
             running = _session.sparkContext.master
@@ -184,13 +191,12 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
                     if not reported:     # the first user reports the start-up, done ahead of it
                         if on_start:
                             on_start()
-                        if on_phase:
-                            on_phase("Spark session")
+                        _replay(on_phase)
                 return _session
         if on_start and not reported:
             on_start()
-        if on_phase:
-            on_phase("JVM")
+        _marks, _up_at = [], None
+        _mark(on_phase, "JVM")
         home, _how = find_java()
         os.environ["JAVA_HOME"] = home
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -226,8 +232,7 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         c.set("spark.executor.extraJavaOptions", opts)
         logf = open(_log_path, "ab")
         gateway = launch_gateway(c, popen_kwargs={"stdout": logf, "stderr": logf})
-        if on_phase:
-            on_phase("Spark session")
+        _mark(on_phase, "Spark session")
         main = threading.current_thread() is threading.main_thread()
         sigint = signal.getsignal(signal.SIGINT) if main else None
         sc = SparkContext(conf=c, gateway=gateway)
@@ -240,7 +245,25 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         from .source import register
         register(_session)
         _unclaimed = threading.current_thread() is _prestart_thread
+        _up_at = time.monotonic()
         return _session
+
+
+def _mark(on_phase, name: str) -> None:
+    _marks.append((name, time.monotonic()))
+    if on_phase:
+        on_phase(name)
+
+
+def _replay(on_phase, up: bool = True) -> None:
+    """Tell ``on_phase`` the phases of a start made ahead, with the times they began, and (``up``)
+    when the session was up."""
+    if on_phase is None:
+        return
+    for name, at in list(_marks):
+        on_phase(name, at)
+    if up and _up_at is not None:
+        on_phase(READY, _up_at)
 
 
 def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None) -> bool:
