@@ -26,8 +26,7 @@ DDL = """CREATE STREAM S (k VARCHAR(3), x INTEGER);
 QUERIES = {
     "filter": "SELECT STREAM ROWTIME, k, x FROM S WHERE x > 0 OR k IS NULL",
     "union": "SELECT STREAM ROWTIME, k, x FROM S UNION ALL SELECT STREAM ROWTIME, k, x FROM T",
-    # SUM/AVG of DOUBLE: Spark steps the operator row by row (exact aggregates take the pre-combined
-    # path, which test_aggregate.py checks on Spark)
+    # SUM/AVG of DOUBLE (summed exactly) over expressions: on Spark pre-combined by mapInArrow
     "group_by": """SELECT STREAM STEP(S.ROWTIME BY INTERVAL '10' MINUTE) AS p, k, COUNT(*) AS n,
                           SUM(CAST(x AS DOUBLE)) AS s, AVG(CAST(x AS DOUBLE)) AS a, MIN(x) AS mn,
                           LAST_VALUE(x) AS l

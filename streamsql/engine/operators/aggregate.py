@@ -6,10 +6,13 @@ it), and is then produced stamped with its period's end (or the query's monotoni
 ROWTIME``). Rows only ever *add* to a group's partial aggregates, so a batch of rows can be
 pre-combined anywhere (the Spark runtime does it before the state store) and merged here.
 
-A row whose keys or aggregate arguments cannot be computed, or that would take a SUM (or an
-AVG's mean) out of its type's range, is refused (SEMANTICS.md 1): it joins no group, and the
-accumulators keep the value they had. Accumulators are exact (Python ints, 80-digit decimals),
-so only the result's type limits them.
+A row whose keys or aggregate arguments cannot be computed, or that would take a SUM (or a
+DECIMAL AVG's mean) out of its type's range, is refused (SEMANTICS.md 1): it joins no group, and
+the accumulators keep the value they had. Accumulators are exact (Python ints, 80-digit decimals,
+and sums of doubles kept exactly as scaled ints, exactsum.py, rounded once at the end), so only
+the result's type limits them, and a result does not depend on the order of the rows or on how
+they were pre-combined. (The mean of doubles is always in DOUBLE's range, so a float AVG never
+refuses a row.)
 """
 from __future__ import annotations
 
@@ -24,14 +27,14 @@ from ..functions import CalcError
 from ..functions.errors import operand_name, show_value
 from ..functions.spec import fit, out_of_range
 from ..plan import AggCall, Aggregate
-from ..types import INT_BITS, SqlType
+from ..errors import StreamSqlError
+from ..types import DOUBLE, INT_BITS, SqlType
+from . import exactsum
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 from .describe import STATE_LIMIT, AggregateState, OpenGroup, merged_items, total
 
 _CTX = decimal.Context(prec=80)
 _BIG_LO, _BIG_HI = -(1 << 63), (1 << 63) - 1
-_INF = float("inf")
-_INFS = (_INF, -_INF)
 from .timekey import TimeKey, resolve_time_expr, try_time_key
 
 
@@ -47,11 +50,12 @@ class Acc:
         self.distinct = call.distinct
         self.type = call.type
         self.summing = call.fn in ("SUM", "AVG")
-        # how a SUM/AVG adds a value (the common cases inline in ``add``)
-        t, arg = call.type, (call.arg.type if call.arg is not None else None)
-        self.kind = ("int" if call.fn == "SUM" and t.is_integer else
-                     "mean" if call.fn == "AVG" and arg is not None and arg.is_integer else
-                     "float" if t.is_approx else "exact")
+        self.kind = _kind(call)
+
+    def __setstate__(self, d):
+        # an accumulator saved before it had (this) ``kind`` gets it from its call
+        self.__dict__.update(d)
+        self.kind = _kind(self.call)
 
     @property
     def text(self) -> str:
@@ -77,6 +81,13 @@ class Acc:
             raise self._overflow(a, b)
         return r
 
+    def _float_total(self, vals):
+        """The exact state of a DISTINCT float call's values (none refused when they came)."""
+        st = None
+        for x in vals:
+            st = exactsum.add(st, x)[0]
+        return st
+
     def _check(self, total, n: int, so_far, v) -> None:
         try:
             if self.fn == "SUM":
@@ -97,7 +108,12 @@ class Acc:
         raises :class:`CalcError` where a SUM or AVG cannot take it."""
         if self.distinct:
             if v is not None and v not in st:
-                if self.summing and st:
+                if self.summing and st and self.kind == "float":
+                    if self.fn == "SUM":       # (a mean of doubles is always in range)
+                        before = self._float_total(st)
+                        if exactsum.add(before, v)[1]:
+                            raise self._overflow(exactsum.value(before), v)
+                elif self.summing and st:
                     total = st[0]
                     for x in st[1:]:
                         total = self._total(total, x)
@@ -110,26 +126,28 @@ class Acc:
         if v is None:
             return st
         if fn == "SUM":
+            kind = self.kind
+            if kind == "float":                 # exact (exactsum.py)
+                r, over = exactsum.add(st, v)
+                if over:
+                    raise self._overflow(exactsum.value(st), v)
+                return r
             if st is None:
                 return v
-            kind = getattr(self, "kind", "exact")
             if kind == "int":                   # a BIGINT total
                 r = st + v
                 if _BIG_LO <= r <= _BIG_HI:
                     return r
                 raise self._overflow(st, v)
-            if kind == "float":
-                r = st + v
-                if (r == _INF or r == -_INF) and not (st in _INFS or v in _INFS):
-                    raise self._overflow(st, v)
-                return r
             total = self._total(st, v)
             self._check(total, 1, st, v)
             return total
         if fn == "AVG":
+            kind = self.kind
+            if kind == "float":                 # exact; the mean of doubles always fits
+                return [exactsum.add(st[0], v)[0], st[1] + 1]
             if st[0] is None:
                 return [v, 1]
-            kind = getattr(self, "kind", "exact")
             if kind == "mean":                  # exact integers: the mean always fits
                 return [st[0] + v, st[1] + 1]
             total = self._total(st[0], v)
@@ -145,12 +163,20 @@ class Acc:
             return [arrival, v] if st[0] is None or arrival > st[0] else st
         raise ValueError(fn)
 
-    def merge(self, a, b):
+    def merge(self, a, b, reach: float | None = None):
+        """``a`` and the partial ``b``; for a float SUM, ``reach`` bounds the sum of the
+        magnitudes of ``b``'s values (a pre-combined partial's, see :class:`PrecombineReach`)."""
         if self.distinct:
             return a + [x for x in b if x not in a]
         fn = self.fn
         if fn == "COUNT":
             return a + b
+        if self.kind == "float":
+            if fn == "SUM":
+                if b is not None and not exactsum.fits(a, reach):
+                    raise PrecombineReach(self.text, exactsum.value(a))
+                return exactsum.merge(a, b)
+            return [exactsum.merge(a[0], b[0]), a[1] + b[1]]
         if fn == "SUM":
             return b if a is None else a if b is None else self._total(a, b)
         if fn == "AVG":
@@ -176,6 +202,8 @@ class Acc:
                 return len(vals)
             if not vals:
                 return None
+            if self.fn in ("SUM", "AVG") and self.kind == "float":
+                return exactsum.value(self._float_total(vals), 1 if self.fn == "SUM" else len(vals))
             if self.fn in ("SUM", "AVG"):
                 s = vals[0]
                 for v in vals[1:]:
@@ -189,6 +217,10 @@ class Acc:
         fn = self.fn
         if fn == "COUNT":
             return st
+        if self.kind == "float":
+            if fn == "SUM":
+                return exactsum.value(st)
+            return None if st[1] == 0 else exactsum.value(st[0], st[1])
         if fn == "SUM":
             return None if st is None else _fit(st, t)
         if fn == "AVG":
@@ -196,6 +228,31 @@ class Acc:
         if fn in ("FIRST_VALUE", "LAST_VALUE"):
             return st[1]
         return st
+
+
+def _kind(call: AggCall) -> str:
+    """How a SUM/AVG adds a value (the common cases inline in ``Acc.add``)."""
+    t, arg = call.type, (call.arg.type if call.arg is not None else None)
+    return ("int" if call.fn == "SUM" and t.is_integer else
+            "mean" if call.fn == "AVG" and arg is not None and arg.is_integer else
+            "float" if call.fn in ("SUM", "AVG") and t.is_approx else "exact")
+
+
+class PrecombineReach(StreamSqlError):
+    """A pre-combined partial of a float SUM met a group whose sum is within its reach of
+    DOUBLE's range: whether one of its rows must be refused (SEMANTICS.md 1) can only be decided
+    row by row, so the query stops rather than give another answer."""
+
+    def __init__(self, text: str, so_far: float):
+        super().__init__(
+            f"{text}: the sum so far ({show_value(so_far, DOUBLE)}) came within reach of DOUBLE's range, "
+            "where a pre-combined batch of rows cannot tell which row a SUM would have to refuse; run the "
+            f"query with pre-combining off (environment variable {PRECOMBINE_ENV}=0 where it starts) to step "
+            "this GROUP BY row by row")
+
+
+#: the environment variable that turns pre-combining a GROUP BY off ("0") on the Spark runtime
+PRECOMBINE_ENV = "STREAMSQL_PRECOMBINE"
 
 
 def _fit(v, t: SqlType):
@@ -325,7 +382,9 @@ class AggregateOp(Refusing, Operator):
             self.min_end = min(self.min_end, end)
         self.groups[k] = states
 
-    def add_partial(self, end: int, keys: tuple, states: list) -> None:
+    def add_partial(self, end: int, keys: tuple, states: list, reach: list | None = None) -> None:
+        """Merge a pre-combined partial into its group; ``reach``: per call, a bound of the sum
+        of the magnitudes of a float SUM's values in it (see :meth:`Acc.merge`)."""
         k = (end, keys)
         cur = self.groups.get(k)
         if cur is None:
@@ -334,7 +393,8 @@ class AggregateOp(Refusing, Operator):
                 self.open_stamps[k] = self._stamp(end, keys, states)
             self.min_end = min(self.min_end, end)
         else:
-            self.groups[k] = [acc.merge(a, b) for acc, a, b in zip(self.accs, cur, states)]
+            reach = reach or [None] * len(states)
+            self.groups[k] = [acc.merge(a, b, r) for acc, a, b, r in zip(self.accs, cur, states, reach)]
 
     def _stamp(self, end, keys, states) -> int:
         if self.stamp_fn is None:

@@ -349,9 +349,16 @@ class SparkQuery:
         # only what the combiner reads crosses to Python: the keys and the aggregates' arguments
         # (values travel as partials); the columns every stage input has come back as constants
         r = SparkSql(lambda c: quote_ident(value_col(0, c)), lambda k: "ort")
-        df = df.selectExpr(*precombine.COLUMNS, *[f"{r(k)} AS pk{m}" for m, k in enumerate(node.keys)],
-                           *[f"{r(a.arg) if a.arg is not None else 'CAST(NULL AS INT)'} AS pa{c}"
-                             for c, a in enumerate(node.aggs)])
+        args = [f"{r(a.arg) if a.arg is not None else 'CAST(NULL AS INT)'} AS pa{c}" for c, a in enumerate(node.aggs)]
+        big = precombine.big_sql(node, lambda c: f"pa{c}")
+        # with float sums, the input row of a big value (stepped as a row; NULL elsewhere)
+        raw = [f"CASE WHEN {big} THEN {quote_ident(value_col(0, j))} END AS rv{j}"
+               for j in range(len(node.input.fields))] if big else []
+        df = df.selectExpr(*precombine.COLUMNS, *[f"{r(k)} AS pk{m}" for m, k in enumerate(node.keys)], *args,
+                           *[quote_ident(value_col(0, j)) for j in range(len(node.input.fields))] if big else [])
+        if big:
+            df = df.selectExpr(*precombine.COLUMNS, *[f"pk{m}" for m in range(len(node.keys))],
+                               *[f"pa{c}" for c in range(len(node.aggs))], *raw)
         schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
         return (df.mapInArrow(precombine.combiner(node, to_arrow_schema(schema)), schema)
                 .selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED))

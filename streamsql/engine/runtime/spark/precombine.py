@@ -9,12 +9,25 @@ later, and a GROUP BY's frontier does not depend on what its groups hold).
 
 The combining is Arrow's hash aggregation (``mapInArrow``: no pandas, no Python per row). It is
 used when the aggregate reads one stream directly and every aggregate combines exactly in any
-order (COUNT, MIN, MAX, FIRST/LAST_VALUE, and SUM/AVG of exact numbers); float sums would depend
-on how rows were grouped into batches, so those queries take the row-by-row path. So do those
-where a row could be refused for a calculator error (SEMANTICS.md 1), which only the operator
-decides row by row: keys or arguments that can fail, and sums that can leave their type (of
+order: COUNT, MIN, MAX, FIRST/LAST_VALUE, SUM/AVG of exact numbers, and SUM/AVG of doubles, which
+the operator sums exactly (operators/exactsum.py): here each double is split into its mantissa
+and exponent and the mantissas are summed per (group, exponent) in int64 (:func:`float_sums`),
+so that only a few Python big-int operations per group remain. Queries where a row could be
+refused for a calculator error (SEMANTICS.md 1), which only the operator decides row by row,
+take the row-by-row path: keys or arguments that can fail, and sums that can leave their type (of
 BIGINT, or of DECIMALs wider than 28 digits: a sum of narrower values needs 2**32 or 10**10 rows
 in one group to overflow, more than any batch and any stream here).
+
+A float SUM can leave DOUBLE's range, so its rows are pre-combined only where no row can be
+refused: a value at least 2**960 in magnitude, an infinity or a NaN (*big*) is not combined but
+travels as the row it is (:attr:`Partial.row`, which the operator steps as a row, refusing it
+or not), and the rows of a group after it make a new partial, so that partials and big rows
+reach the operator in row order. Fewer than 2**62 values below 2**960 cannot overflow a sum
+below 2**1022; only a group that big rows made bigger can, so a partial also carries a bound of
+the sum of its values' magnitudes (``reach``), and a partial that could take such a group out of
+range stops the query with :class:`~streamsql.engine.operators.aggregate.PrecombineReach`
+instead of giving another answer. ``STREAMSQL_PRECOMBINE=0`` in the environment turns
+pre-combining off (queries started afterwards step every GROUP BY row by row).
 
 When the query is just that GROUP BY over one stream as it is (keys: columns and functions of
 ROWTIME; arguments: columns), the log source, which reads the log in Python anyway, combines
@@ -23,6 +36,7 @@ partials and the timeline.
 """
 from __future__ import annotations
 
+import os
 import zlib
 
 import numpy as np
@@ -32,7 +46,8 @@ import pyarrow.compute as pc
 from ... import time as T
 from ...expr import NOT_MONOTONIC, Call, Col, Lit, Rowtime, monotonicity, rowtime_map_array
 from ...functions import can_fail
-from ...operators.aggregate import AggregateOp
+from ...operators import exactsum
+from ...operators.aggregate import PRECOMBINE_ENV, Acc, AggregateOp
 from ...operators.base import encode_ints
 from ...plan import Aggregate
 from .statecodec import dumps as dump_state, loads as load_state
@@ -41,6 +56,8 @@ from .wire import pack
 
 
 def eligible(node: Aggregate, stage) -> bool:
+    if os.environ.get(PRECOMBINE_ENV, "1") == "0":
+        return False
     if node.distinct_rows or len(stage.inputs) != 1 or len(stage.inputs[0].leaves) != 1:
         return False
     if stage.inputs[0].leaves[0].stream is None:
@@ -55,10 +72,26 @@ def eligible(node: Aggregate, stage) -> bool:
 
 
 def _sums_safely(t) -> bool:
-    """Exact, and no sum of fewer than 2**32 values of it leaves the SUM's type."""
-    if t.is_approx or t.name == "BIGINT":
+    """No sum of fewer than 2**32 values of it leaves the SUM's type unseen: doubles are summed
+    exactly, their big values stepped as rows (see the module doc)."""
+    if t.name == "BIGINT":
         return False
     return t.name != "DECIMAL" or t.precision <= 28
+
+
+def float_calls(node: Aggregate) -> list[int]:
+    """The SUM/AVG calls of doubles (summed exactly, their big values stepped as rows)."""
+    return [c for c, a in enumerate(node.aggs) if not a.distinct and Acc(a).kind == "float" and a.arg is not None]
+
+
+def big_sql(node: Aggregate, arg_sql) -> str | None:
+    """A Spark SQL condition true for the rows with a big float SUM/AVG argument (as
+    :func:`partials` decides it), from the arguments' SQL ``arg_sql(c)``."""
+    calls = float_calls(node)
+    if not calls:
+        return None
+    lim = f"CAST('{exactsum.BIG!r}' AS DOUBLE)"
+    return " OR ".join(f"NOT (abs(CAST({arg_sql(c)} AS DOUBLE)) < {lim})" for c in calls)
 
 
 # the stage-input columns the combiner needs, and the others restored after it (a pre-combined
@@ -68,11 +101,13 @@ RESTORED = ["0 AS inp", "0 AS leaf", "T AS Tup", "CAST(NULL AS BINARY) AS tie", 
 
 
 class Partial:
-    """What a pre-combined row means to the operator: add these partials to this group."""
-    __slots__ = ("end", "keys", "states")
+    """What a pre-combined row means to the operator: add these partials to this group (with,
+    per call, a bound of a float SUM's magnitudes, ``reach``); or, where ``row`` is not None,
+    step this row (a big float value, see the module doc)."""
+    __slots__ = ("end", "keys", "states", "reach", "row")
 
-    def __init__(self, end, keys, states):
-        self.end, self.keys, self.states = end, keys, states
+    def __init__(self, end, keys, states, reach=None, row=None):
+        self.end, self.keys, self.states, self.reach, self.row = end, keys, states, reach, row
 
 
 class PrecombinedAggregate:
@@ -86,34 +121,69 @@ class PrecombinedAggregate:
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
         if isinstance(row, Partial):
-            self.op.add_partial(row.end, row.keys, row.states)
+            if row.row is not None:
+                return self.op.on_row(ch, seq, rowtime, row.row, clocks, arrival)
+            self.op.add_partial(row.end, row.keys, row.states, row.reach)
             return []
         return self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
 
 
 def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = NO_TRACE) -> tuple[pa.Table, list[tuple]]:
     """One partial per (bucket, period end, keys) of ``rows`` (columns ``bucket``, ``seq``,
-    ``sub``, ``T``, ``ort``, ``pk<m>`` key values, ``pa<c>`` aggregate arguments): a table of
-    ``bucket``, ``seq``/``T``/``ort`` (of the group's first row) and ``part``; and the groups' keys.
-    Rows at or after step ``solo_from`` (the trace window) each make a partial of their own."""
+    ``sub``, ``T``, ``ort``, ``pk<m>`` key values, ``pa<c>`` aggregate arguments, and with float
+    sums ``rv<j>`` the operator's input row, at least where an argument is big): a table of
+    ``bucket``, ``seq``/``sub``/``T``/``ort`` (of the group's first row) and ``part``; and the
+    groups' keys. Rows at or after step ``solo_from`` (the trace window) each make a partial of
+    their own, as do rows with a big float argument (the row itself), after which their group
+    starts a new partial."""
     nk = len(node.keys)
+    fcalls = float_calls(node)
     keys = ["bucket", "_end"] + [f"pk{m}" for m in range(nk)] + ["_solo"]
     rows = rows.sort_by([("seq", "ascending"), ("sub", "ascending")])
+    n = rows.num_rows
     end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
     rows = rows.append_column("_end", pa.array(end, pa.int64()))
     seq = rows.column("seq").to_numpy(zero_copy_only=False).astype(np.int64)
-    rows = rows.append_column("_solo", pa.array(np.where(seq >= solo_from, np.arange(len(seq)), -1), pa.int64()))
-    aggs = [("seq", "min"), ("T", "min"), ("ort", "min")]
+    solo = seq >= solo_from
+    big = np.zeros(n, dtype=bool)
+    fvals = {}
+    for c in fcalls:
+        col = rows.column(f"pa{c}").cast(pa.float64())
+        valid = col.is_valid().to_numpy(zero_copy_only=False)
+        v = col.fill_null(0.0).to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore"):
+            b = valid & ~(np.abs(v) < exactsum.BIG)
+        big |= b
+        fvals[c] = (valid, v)
+    if big.any():
+        keys.append("_seg")       # the rows of a group after a big row make a new partial
+        rows = rows.append_column("_seg", pa.array(np.cumsum(big), pa.int64()))
+    rows = rows.append_column("_solo", pa.array(np.where(solo | big, np.arange(n), -1), pa.int64()))
+    aggs = [("seq", "first"), ("sub", "first"), ("T", "min"), ("ort", "min")]
+    shifted = []
+    for c, (valid, v) in fvals.items():
+        ok = valid & ~big
+        v = np.where(ok, v, 0.0)
+        hi, lo, shift = exactsum.split(v)
+        rows = rows.append_column(f"_h{c}", pa.array(hi, pa.int64())).append_column(f"_l{c}", pa.array(lo, pa.int64()))
+        rows = rows.append_column(f"_s{c}", pa.array(shift, pa.int64()))
+        rows = rows.append_column(f"_z{c}", pa.array(exactsum.not_neg_zero(v).astype(np.int8), mask=~ok))
+        rows = rows.append_column(f"_a{c}", pa.array(np.abs(v)))
+        aggs += [(f"_z{c}", "max"), (f"_a{c}", "sum")]
+        shifted.append(c)
     for c, a in enumerate(node.aggs):
         col = f"pa{c}"
         if a.fn == "COUNT":
             aggs.append(([], "count_all") if a.arg is None else (col, "count"))
         elif a.fn in ("SUM", "AVG"):
-            aggs += [(col, "sum", pc.ScalarAggregateOptions(min_count=1)), (col, "count")]
+            if c not in fvals:
+                aggs.append((col, "sum", pc.ScalarAggregateOptions(min_count=1)))
+            aggs.append((col, "count"))
         elif a.fn in ("MIN", "MAX"):
             aggs.append((col, a.fn.lower()))
     g = rows.group_by(keys, use_threads=False).aggregate(aggs)
     cols = {name: g.column(name).to_pylist() for name in g.column_names}
+    fsums = {c: float_sums(rows, keys, c) for c in shifted}
     ordered: dict = {}
     for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
         if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
@@ -124,13 +194,38 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
             ordered[c] = {tuple(k): (s, b, v) for k, s, b, v in
                           zip(zip(*hk), h.column(f"seq_{how}").to_pylist(), h.column(f"sub_{how}").to_pylist(),
                               h.column(f"pa{c}_{how}").to_pylist())}
+    # the input rows of big values, stepped as rows
+    raws = {}
+    if big.any():
+        idx = np.nonzero(big)[0]
+        taken = rows.take(pa.array(idx))
+        rcols = [[_engine_value(v, f.type) for v in taken.column(f"rv{j}").to_pylist()]
+                 for j, f in enumerate(node.input.fields)]
+        raws = {int(i): tuple(r) for i, r in zip(idx, zip(*rcols) if rcols else [()] * len(idx))}
+    ik = keys.index("_solo")
     parts, gks = [], []
     for i in range(g.num_rows):
         gk = tuple(cols[k][i] for k in keys)
-        states = []
+        ks = gk[2:2 + nk]
+        raw = raws.get(gk[ik]) if raws else None
+        if raw is not None:
+            parts.append(pack((gk[1], ks, None, None, raw)))
+            gks.append(ks)
+            continue
+        states, reach = [], None
         for c, a in enumerate(node.aggs):
             col = f"pa{c}"
-            if a.fn == "COUNT":
+            if c in fvals:
+                cnt = cols[f"{col}_count"][i]
+                st = None if not cnt else (fsums[c].get(gk, 0), exactsum.NOT_NEG_ZERO if cols[f"_z{c}_max"][i] else 0)
+                if a.fn == "SUM":
+                    states.append(st)
+                    if cnt:
+                        reach = reach or [None] * len(node.aggs)
+                        reach[c] = exactsum.reach_bound(cols[f"_a{c}_sum"][i], cnt)
+                else:
+                    states.append([st, cnt])
+            elif a.fn == "COUNT":
                 states.append(cols["count_all" if a.arg is None else f"{col}_count"][i])
             elif a.fn == "SUM":
                 states.append(cols[f"{col}_sum"][i])
@@ -141,11 +236,38 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
             else:
                 hit = ordered[c].get(gk)
                 states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
-        parts.append(pack((gk[1], gk[2:-1], states)))
-        gks.append(gk[2:-1])
-    out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "seq": g.column("seq_min"),
-                    "T": g.column("T_min"), "ort": g.column("ort_min"), "part": pa.array(parts, pa.binary())})
+        parts.append(pack((gk[1], ks, states, reach, None)))
+        gks.append(ks)
+    out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "seq": g.column("seq_first"),
+                    "sub": g.column("sub_first"), "T": g.column("T_min"), "ort": g.column("ort_min"),
+                    "part": pa.array(parts, pa.binary())})
     return out, gks
+
+
+def _engine_value(v, t):
+    """An Arrow value as the stage's rows hold it (frames.py ``_restore``: a NaN double is NULL)."""
+    if v is None or (t.is_approx and v != v):
+        return None
+    if t.is_approx:
+        return float(v)
+    if t.is_integer or t.name == "TIMESTAMP":
+        return int(v)
+    return v
+
+
+def float_sums(rows: pa.Table, keys: list[str], c: int) -> dict[tuple, int]:
+    """Per group of ``rows`` (by ``keys``), the exact sum of call ``c``'s doubles scaled by
+    2**1074 (exactsum.py), from their mantissa halves ``_h<c>``/``_l<c>`` and exponents
+    ``_s<c>``: int64 sums per (group, exponent) (a batch holds fewer than 2**36 rows), then one
+    shift and add per (group, exponent) in Python."""
+    g = rows.group_by(keys + [f"_s{c}"], use_threads=False).aggregate([(f"_h{c}", "sum"), (f"_l{c}", "sum")])
+    out: dict[tuple, int] = {}
+    ks = [g.column(k).to_pylist() for k in keys]
+    for gk, sh, hi, lo in zip(zip(*ks), g.column(f"_s{c}").to_pylist(), g.column(f"_h{c}_sum").to_pylist(),
+                              g.column(f"_l{c}_sum").to_pylist()):
+        if hi or lo:
+            out[gk] = out.get(gk, 0) + (((hi << 26) + lo) << sh)
+    return out
 
 
 def combiner(node: Aggregate, schema: pa.Schema):
@@ -222,6 +344,7 @@ class ScanCombiner:
         self.node: Aggregate = load_state(spec["node"].encode(), "the pre-combined scan's plan")
         self.buckets = int(spec["buckets"])
         self.op = AggregateOp(self.node)
+        self.floats = bool(float_calls(self.node))
         # the keys that pick a bucket (the others are functions of ROWTIME)
         self.hashed = [m for m, k in enumerate(self.node.keys) if monotonicity(k) == NOT_MONOTONIC]
 
@@ -236,6 +359,9 @@ class ScanCombiner:
                               else pa.array(rowtime_map_array(k, rowtime), pa.int64()))
         for c, a in enumerate(self.node.aggs):
             cols[f"pa{c}"] = values.column(f"c{a.arg.index}") if a.arg is not None else pa.nulls(len(seq), pa.int32())
+        if self.floats:     # the input row (the stream's), for big values stepped as rows
+            for j in range(len(self.node.input.fields)):
+                cols[f"rv{j}"] = values.column(f"c{j}")
         g, keys = partials(self.node, self.op, pa.table(cols), solo_from)
         if self.buckets > 1:
             b = [zlib.crc32(repr(tuple(k[m] for m in self.hashed)).encode()) % self.buckets for k in keys]

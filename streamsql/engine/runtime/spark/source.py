@@ -111,7 +111,7 @@ class LogReader:
                                           trace_from)
                 n = g.num_rows
                 batches.append(self._batch({"ev": pa.array(np.zeros(n, np.int8)), "seq": g.column("seq"),
-                                            "sub": pa.array(np.zeros(n, np.int32)), "src": pa.array(np.full(n, k, np.int32)),
+                                            "sub": g.column("sub"), "src": pa.array(np.full(n, k, np.int32)),
                                             "rowtime": g.column("T"), "bucket": g.column("bucket"),
                                             "part": g.column("part")}, n))
                 continue
