@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 SCALE = 1074
-_ONE = 1 << SCALE
+_SHIFT = SCALE + 1
 #: the smallest scaled magnitude that rounds to an infinity (halfway from DBL_MAX to 2**1024:
 #: ties go to the even 2**1024)
 OVERFLOW = ((1 << 1024) - (1 << 970)) << SCALE
@@ -67,12 +67,18 @@ def _state(st):
 def add(st, v: float):
     """``st`` with ``v`` added, and whether the sum just left DOUBLE's range (a finite sum that
     rounds to an infinity, all values so far finite: the caller refuses the value)."""
-    s, f = _state(st) if st is not None else (0, 0)
-    fv = flag_of(v)
-    if fv & NON_FINITE:
-        return (s, f | fv), False
-    s += scaled(v)
-    return (s, f | fv), not (f & NON_FINITE) and abs(s) >= OVERFLOW
+    if st is None:
+        s = f = 0
+    else:
+        s, f = st if type(st) is tuple else _state(st)
+    try:
+        n, d = v.as_integer_ratio()
+    except (OverflowError, ValueError):         # an infinity, a NaN
+        return (s, f | flag_of(v)), False
+    s += n << (_SHIFT - d.bit_length())
+    if n or math.copysign(1.0, v) > 0:
+        f |= NOT_NEG_ZERO
+    return (s, f), (s >= OVERFLOW or s <= -OVERFLOW) and not f & NON_FINITE
 
 
 def merge(a, b):
