@@ -61,7 +61,7 @@ def run_spark(tmp, evs, qs: dict, batch, buckets) -> dict:
         wb.execute(DDL)
         wb.inject(evs)
         for name, sql in qs.items():
-            q = wb._start_query(analyze(sql, wb.catalog).query, name, start_seq=0)
+            q = wb.lifecycle.start(analyze(sql, wb.catalog).query, name, start_seq=0)
             q.wait(timeout=600)
             out[name] = _result(q)
             q.stop()

@@ -80,7 +80,7 @@ def test_no_local_query_is_created_for_a_spark_query(spark, tmp_path, monkeypatc
             wb.insert("S", {"k": "a", "x": m}, rowtime=ts(f"10:0{m}"))
         tsort.wait()
         agg.wait()
-        assert not wb.in_process
+        assert not wb.commits.in_process
         assert [e.step for e in tsort.errors] == [3] and len(error_rows(wb)) == 1
         assert [t.step for t in agg.trace] == [2, 4, 6] and agg.trace[-1].operators[-1].state.group_count == 1
         assert made == []
@@ -169,7 +169,7 @@ def spark_queries(path, events, **kw) -> tuple:
     wb.inject(events)
     qs = {}
     for name, sql in QUERIES.items():
-        q = qs[name] = wb._start_query(analyze(sql, wb.catalog).query, name, start_seq=0)
+        q = qs[name] = wb.lifecycle.start(analyze(sql, wb.catalog).query, name, start_seq=0)
         q.wait(timeout=600)
         q.stop()
     return wb, qs

@@ -107,7 +107,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple
     c = wb.catalog
     seq0 = c.next_seq
     err_bound0 = c.state[ERROR_STREAM].bound
-    wb._load_started = True     # from here on the catalog and the log change: a failure is undone
+    wb.commits.begin_changes()     # from here on the catalog and the log change: a failure is undone
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in prepared:
         a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
@@ -119,13 +119,13 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple
     c.next_seq = seq0 + n
     errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
-    if wb.in_process:
+    if wb.commits.in_process:
         feeds = _merge_feeds(feeds_src, errors_out)
         # in-process queries see each event before the commit (rows a T-sort refuses reach the
         # error stream at their step); then every error row gets its place in step order
         extra: dict = {}
         for seq, feed in feeds:
-            wb.process_before_commit(seq, feed)
+            wb.commits.before_commit(seq, feed)
             if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.seq == seq):
                 extra[seq] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
         if extra:
@@ -133,7 +133,7 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple
                                         c.state[ERROR_STREAM])
     # the rows went to the log chunk by chunk above; the error rows and the catalog now (the
     # workbench writes HEAD and tells the runtime once the commit stands)
-    wb.write_commit({ERROR_STREAM: errors_out})
+    wb.commits.write({ERROR_STREAM: errors_out})
     return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1), feeds
 
 

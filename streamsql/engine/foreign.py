@@ -83,6 +83,24 @@ def check_options(name: str, foreign: dict) -> dict:
             "separator": sep, "encoding": encoding, "max_files": int(max_files)}
 
 
+def stamp_rowtime_columns(catalog, promoted: dict, pos: tuple = ()) -> bool:
+    """A view (or query) stamps a foreign stream's rows with one of its columns (``promoted``:
+    stream -> column): one column per stream, chosen before its first reader starts (rows read
+    before were stamped by arrival). Errors at ``pos`` (line, col). Returns whether anything was
+    stamped, for the caller to save the catalog."""
+    for s, col in promoted.items():
+        f = catalog.streams[s].foreign
+        cur = f.get("rowtime_column")
+        if cur is not None and cur != col:
+            raise SqlError(f"Foreign stream '{s}' is already stamped by column {cur}; it cannot also be "
+                           f"stamped by {col}", *pos)
+        if cur is None and f.get("files_done"):
+            raise SqlError(f"Foreign stream '{s}' has already been read with arrival times; stamp it with "
+                           f"{col} before its first reader starts", *pos)
+        f["rowtime_column"] = col
+    return bool(promoted)
+
+
 class FileReader:
     """Reads one foreign stream's directory into the stream (a runtime's subclass finds the
     files and splits their records into columns; :meth:`load_file` does the rest)."""

@@ -161,7 +161,7 @@ class Pumps:
             q = analyze(p["sql"], c).query
             lq = LocalQuery(q, c.tables, p.get("start_clocks") or {})
             r = PumpRunner(n, p["target"], p["columns"], lq, set(q.streams))
-            for seq, feed in self.wb.feeds(sorted(r.sources), p["start_seq"], self.wb.last_seq):
+            for seq, feed in self.wb.commits.feeds(sorted(r.sources), p["start_seq"], self.wb.last_seq):
                 b = lq.process(seq, feed)
                 if b.bound is not None:
                     r.last_bound = b.bound

@@ -163,7 +163,7 @@ class ContinuousQuery:
             self._sinks.append(sink)
             chunks = list(self._chunks)
         sink.write(chunks)
-        self.wb.record_sink(self.name, str(path), format)
+        self.wb.lifecycle.record_sink(self.name, str(path), format)
 
     def _append(self, table, bounds, batches) -> None:
         if isinstance(bounds, dict):

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+import pyarrow as pa
+
 from . import time as T
-from .catalog import Outcome
+from .catalog import DEFAULT_PRODUCER, Outcome
 from .runtime.tracing import describe_reason, describe_wait  # noqa: F401  (the trace's words)
 from .types import format_value, to_json_value
 
@@ -168,3 +171,75 @@ def format_table(rows: list[list[str]]) -> str:
         if k == 0:
             lines.append("-+-".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the workbench's per-event records
+
+def event_record(o: Outcome) -> dict:
+    """One ``Workbench.event_trace`` record: an injected event, its outcome, and the stream's
+    clock before and after it."""
+    return {"step": o.seq, "stream": o.event.stream, "producer": o.event.producer or DEFAULT_PRODUCER,
+            "kind": o.event.kind, "rowtime": o.event.rowtime, "strict": o.event.strict,
+            "values": o.event.values, "status": o.status, "message": o.message, "clock": o.clock,
+            "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,
+            "eclipsed": o.status == "eclipsed"}
+
+
+def traced_events(event_trace: list[dict], load_trace: list, after: int = 0, streams=None,
+                  last: int | None = None) -> list[dict]:
+    """``Workbench.traced_events``: the records of ``event_trace`` and of the loads'
+    ``load_trace`` tables after step ``after`` on ``streams`` (all when None), in step order;
+    ``last`` keeps only the last ones, so that a loaded million becomes records only as asked."""
+    keep = None if streams is None else set(streams)
+    recs = [r for r in list(event_trace)
+            if r["step"] > after and (keep is None or r["stream"] in keep)]
+    if last is not None:
+        recs = recs[-last:]
+    for stream, t in list(load_trace):
+        if keep is not None and stream not in keep:
+            continue
+        steps = t.column("step").to_numpy()
+        lo = int(np.searchsorted(steps, after, side="right"))
+        if lo >= len(steps):
+            continue
+        if last is not None:
+            lo = max(lo, len(steps) - last)
+        recs += load_records(stream, t.slice(lo))
+    recs.sort(key=lambda r: r["step"])
+    return recs[-last:] if last is not None else recs
+
+
+def traced_rowtimes(event_trace: list[dict], load_trace: list, after: int = 0,
+                    streams=None) -> dict[str, np.ndarray]:
+    """``Workbench.traced_rowtimes``: the rowtimes of the rows that entered each stream after
+    step ``after``, as arrays (a binned view of many events needs no record per event)."""
+    keep = None if streams is None else set(streams)
+    out: dict[str, list] = {}
+    for r in list(event_trace):
+        if r["step"] > after and r["kind"] == "row" and r["status"] == "ok" and (keep is None or r["stream"] in keep):
+            out.setdefault(r["stream"], []).append(np.array([r["rowtime"]], dtype=np.int64))
+    for stream, t in list(load_trace):
+        if keep is not None and stream not in keep:
+            continue
+        mask = np.asarray(t.column("step").to_numpy() > after) & \
+            np.asarray(t.column("kind").to_numpy(zero_copy_only=False) == "row") & \
+            np.asarray(t.column("status").to_numpy(zero_copy_only=False) == "ok")
+        out.setdefault(stream, []).append(t.column("rowtime").to_numpy()[mask])
+    return {s: np.concatenate(parts) for s, parts in out.items()}
+
+
+def load_records(stream: str, t: pa.Table) -> list[dict]:
+    """``event_trace`` records for the events of a load's trace table."""
+    cols = t.to_pydict()
+    names = [c for c in t.column_names if c.startswith("v:")]
+    out = []
+    for i in range(t.num_rows):
+        row = cols["kind"][i] == "row"
+        out.append({"step": cols["step"][i], "stream": stream, "producer": DEFAULT_PRODUCER, "kind": cols["kind"][i],
+                    "rowtime": cols["rowtime"][i], "strict": False,
+                    "values": {n[2:]: cols[n][i] for n in names} if row else None,
+                    "status": cols["status"][i], "message": cols["message"][i],
+                    "clock": cols["clock"][i] if cols["status"][i] == "late" else None,
+                    "bound_before": cols["clock"][i], "bound_after": cols["after"][i],
+                    "released": cols["released"][i], "eclipsed": cols["status"][i] == "eclipsed", "loaded": True})
+    return out

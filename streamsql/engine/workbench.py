@@ -7,7 +7,6 @@ hands back the rows it released with the step that released them.
 """
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -22,20 +21,22 @@ import pyarrow as pa
 
 from . import lateness
 from . import time as T
-from .catalog import (DEFAULT_PRODUCER, Catalog, Event, LogEntry, Outcome, now_ms)
-from .errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
-                     WorkspaceError, one_line)
+from .catalog import (DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms)
+from .commits import Commits
+from .errors import (BadNameError, EventError, LateRowError, SqlError, WorkspaceError, one_line)
 from .expr import CalcError, compile_expr
+from .foreign import stamp_rowtime_columns
 from .journal import Journal
 from .lock import WorkspaceLock
-from .log import EventLog, atomic_write, entries_table, read_feeds
+from .log import EventLog, atomic_write
 from .paths import check_path_name, check_sql_name
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, Query, SelectStatement, Statement)
 from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
-from .workspace import CATALOG_VERSION, read_catalog
+from .queries import QueryLifecycle
+from .workspace import CATALOG_VERSION, read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")
 
@@ -110,14 +111,14 @@ class Workbench:
         self.event_trace: list[dict] = []
         #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
         self.load_trace: list[tuple[str, pa.Table]] = []
-        self._lock = threading.RLock()
+        #: held by every change of the catalog, the log and the queries (appends, statements)
+        self.lock = threading.RLock()
         self._runtime: Runtime | None = None      # made on first use (Spark starts lazily)
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
-        self._inject_listeners: list = []
-        self._query_counter = 0
-        self._query_defs: dict[str, dict] = {}
-        #: per query, the last delivery whose refused rows are committed (saved with the catalog)
-        self._errors_batch: dict[str, int] = {}
+        #: the commit path (appends, bulk loads, error-only commits, undo): the public commit API
+        self.commits = Commits(self)
+        #: start, stop and resume of the continuous queries; their definitions in the catalog
+        self.lifecycle = QueryLifecycle(self)
         #: what opening the workspace found wrong and repaired (a torn log tail): one line each
         self.open_warnings: list[str] = []
         if self._ws_lock is not None and self._ws_lock.took_over:
@@ -128,16 +129,17 @@ class Workbench:
         self.pumps = Pumps(self)
         if not self.read_only:     # a reader runs nothing: no pumps, no queries
             self.pumps.resume()
-            self._resume_queries()
+            self.lifecycle.resume()
 
     # ------------------------------------------------------------------ workspace
 
     @property
-    def _catalog_path(self) -> Path:
+    def catalog_path(self) -> Path:
+        """The catalog snapshot: definitions, clocks and the committed step (the commit point)."""
         return self.path / "catalog.json"
 
     def _open_catalog(self) -> Catalog:
-        p = self._catalog_path
+        p = self.catalog_path
         if not p.exists():
             if any((self.path / "log").glob("*/*.arrow")):
                 raise WorkspaceError(f"{self.path} has an event log but no catalog.json: it cannot be opened "
@@ -145,13 +147,13 @@ class Workbench:
             c = Catalog()
             self.save_catalog(c)
             return c
-        c, self._query_defs, self._query_counter, journal = read_catalog(p)
+        c, defs, counter, journal = read_catalog(p)
+        self.lifecycle.restore(defs, counter)
         self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only,
                                                late_committed=c.late_commits)
         if c.late_commits is None:     # made before late commits were numbered: all committed
             c.late_commits = self.log.last_late_number()
-        active = [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
-        if self.journal.restore(journal, c.next_seq - 1, active, repair=not self.read_only):
+        if self.journal.restore(journal, c.next_seq - 1, streams_with_events(c), repair=not self.read_only):
             log.info("workspace %s: removed uncommitted journal segments", self.path)
         return c
 
@@ -159,11 +161,12 @@ class Workbench:
         """Read-only workbench: see what the writer has committed since (catalog, clocks, log)."""
         if not self.read_only:
             return
-        with self._lock:
+        with self.lock:
             self.open_warnings = []
             self.catalog = self._open_catalog()
 
-    def _writable(self, what: str) -> None:
+    def check_writable(self, what: str) -> None:
+        """Raise the WorkspaceError of a write on a read-only workbench (``what`` names it)."""
         if self.read_only:
             raise WorkspaceError(f"this workbench is read-only ({self.path}): {what} needs the workspace's "
                                  f"writer; open it with Workbench(path) once no other process has it")
@@ -171,15 +174,12 @@ class Workbench:
     def save_catalog(self, c: Catalog | None = None) -> None:
         """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
         after a change of definitions, or as step 2 of :meth:`commit`."""
-        self._writable("writing the catalog")
+        self.check_writable("writing the catalog")
         c = c or self.catalog
         self.journal.before_commit()
-        for name, b in self._errors_batch.items():
-            if name in self._query_defs:
-                self._query_defs[name]["errors_batch"] = b
-        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self._query_defs,
-                "query_counter": self._query_counter, "journal": self.journal.to_json()}
-        atomic_write(self._catalog_path, json.dumps(data).encode(), self.durable)
+        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self.lifecycle.saved(),
+                "query_counter": self.lifecycle.counter, "journal": self.journal.to_json()}
+        atomic_write(self.catalog_path, json.dumps(data).encode(), self.durable)
 
     def close(self) -> None:
         """Stop the queries' runtimes (their definitions stay in the workspace) and release it."""
@@ -213,16 +213,9 @@ class Workbench:
         return self._runtime
 
     @property
-    def in_process(self) -> bool:
-        """Whether events must pass through the runtime or pumps before their commit
-        (:meth:`process_before_commit`)."""
-        return bool(self.pumps.runners) or (self._runtime is not None and self._runtime.in_process)
-
-    def record_sink(self, query: str, path: str, fmt: str) -> None:
-        """Remember that ``query`` writes its rows to ``path`` (resumed with the workspace)."""
-        self._writable("write_to")
-        self._query_defs.get(query, {}).setdefault("sinks", []).append([path, fmt])
-        self.save_catalog()
+    def started_runtime(self) -> Runtime | None:
+        """The runtime if something started it, else None: asking must not start Spark."""
+        return self._runtime
 
     # ------------------------------------------------------------------ statements
 
@@ -266,24 +259,20 @@ class Workbench:
             raise SqlError("query() needs exactly one SELECT STREAM statement")
         return qs[0]
 
-    def _in_use(self, name: str) -> list[str]:
-        return [q.name for q in self.queries.values() if q.running and
-                (name in q.plan.streams or name in q.plan.tables)]
-
     def _run(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
         committed = self.catalog.next_seq - 1
         try:
             return self._run_statement(stmt, name, replace)
         except OSError as e:   # a catalog write that failed (disk full): back to the last commit
-            with self._lock:
-                self._undo_append(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
+            with self.lock:
+                self.commits.undo(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
                                   events=False, pumps=isinstance(stmt, (CreatePump, AlterPump, Drop)))
 
     def _run_statement(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
         if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
             words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
-            self._writable(f"{words} (only relational SELECTs run on a read-only workbench)")
-        with self._lock:
+            self.check_writable(f"{words} (only relational SELECTs run on a read-only workbench)")
+        with self.lock:
             c = self.catalog
             if isinstance(stmt, CreateStream):
                 if stmt.foreign is not None:
@@ -294,13 +283,13 @@ class Workbench:
                         raise SqlError(e.message, *(_pos(stmt))) from None
                 fields = [Field(col.name, col.type) for col in stmt.columns]
                 c.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
-                                in_use=self._in_use(stmt.name),
+                                in_use=self.lifecycle.in_use(stmt.name),
                                 foreign=dict(stmt.foreign) if stmt.foreign is not None else None)
                 self.save_catalog()
                 return Result(stmt, f"Stream {stmt.name} created")
             if isinstance(stmt, CreateTable):
                 c.create_table(stmt.name, [Field(col.name, col.type) for col in stmt.columns],
-                               or_replace=stmt.or_replace, sql=stmt.sql, in_use=self._in_use(stmt.name))
+                               or_replace=stmt.or_replace, sql=stmt.sql, in_use=self.lifecycle.in_use(stmt.name))
                 self.save_catalog()
                 return Result(stmt, f"Table {stmt.name} created")
             if isinstance(stmt, CreateView):
@@ -309,7 +298,8 @@ class Workbench:
                     promoted = analyze(stmt.body_sql, c).query.promoted
                 except SqlError:   # a relational body over streams: valid (the analyzer checked it)
                     promoted = {}
-                self._promote(promoted, stmt)
+                if stamp_rowtime_columns(c, promoted, _pos(stmt)):
+                    self.save_catalog()
                 c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
                               sql=stmt.sql)
                 self.save_catalog()
@@ -323,7 +313,7 @@ class Workbench:
                         raise SqlError(f"Stream '{stmt.name}' is used by pump{'s' if len(feeding) > 1 else ''} "
                                        f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
                                        *(_pos(stmt)))
-                d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self._in_use(stmt.name))
+                d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self.lifecycle.in_use(stmt.name))
                 self.save_catalog()      # first: a failed commit must not have lost the stream's log
                 if d is not None and stmt.kind == "STREAM":
                     self.log.drop_stream(d.uid)
@@ -343,7 +333,7 @@ class Workbench:
                         raise SqlError(f"The query cannot be computed: {err.describe()}") from None
                     return relation_result(stmt, rows)
                 replaced = replace and name in self.queries and self.queries[name].running
-                q = self._start_query(stmt.query, name, replace=replace)
+                q = self.lifecycle.start(stmt.query, name, replace=replace)
                 return Result(stmt, f"Query {q.name} replaced: the one running before was stopped" if replaced
                               else f"Query {q.name} started", query=q)
             if isinstance(stmt, CreatePump):
@@ -382,20 +372,15 @@ class Workbench:
 
     # ------------------------------------------------------------------ queries
 
-    def _promote(self, promoted: dict, stmt=None) -> None:
-        """A view (or query) stamps a foreign stream's rows with one of its columns."""
-        for s, col in promoted.items():
-            f = self.catalog.streams[s].foreign
-            cur = f.get("rowtime_column")
-            if cur is not None and cur != col:
-                raise SqlError(f"Foreign stream '{s}' is already stamped by column {cur}; it cannot also be "
-                               f"stamped by {col}", *(_pos(stmt) if stmt is not None else ()))
-            if cur is None and f.get("files_done"):
-                raise SqlError(f"Foreign stream '{s}' has already been read with arrival times; stamp it with "
-                               f"{col} before its first reader starts", *(_pos(stmt) if stmt is not None else ()))
-            f["rowtime_column"] = col
-        if promoted:
-            self.save_catalog()
+    def stop_query(self, name: str) -> None:
+        """Stop the continuous query ``name``; its released rows stay readable on the query object."""
+        self.lifecycle.stop(name)
+
+    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
+                     replace: bool = False) -> ContinuousQuery:
+        """The benchmarks' way to start an analyzed plan from an earlier step:
+        :meth:`QueryLifecycle.start <streamsql.engine.queries.QueryLifecycle.start>`."""
+        return self.lifecycle.start(plan, name, start_seq, replace)
 
     def start_readers(self, streams) -> None:
         """Foreign streams start reading their files when their first reader (a query or a
@@ -413,248 +398,13 @@ class Workbench:
             if streams is None or s in streams:
                 r.wait()
 
-    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
-                     replace: bool = False) -> ContinuousQuery:
-        if name is not None:
-            check_path_name(name, "query")
-        if name is None:
-            self._query_counter += 1
-            name = f"q{self._query_counter}"
-            while name in self.queries:
-                self._query_counter += 1
-                name = f"q{self._query_counter}"
-        elif name in self.queries and self.queries[name].running:
-            if not replace:
-                raise NameInUseError(f"a query named {name} is already running; stop it (stop_query({name!r}), "
-                                     f"%streamsql stop {name}) or choose another name")
-            self.stop_query(name)
-        # ``start_seq`` (benchmarks, tests): read the log from an earlier step, from empty clocks
-        start = self.catalog.next_seq - 1 if start_seq is None else start_seq
-        q = ContinuousQuery(self, name, plan, start)
-        if start_seq is None:
-            q.start_clocks = {s: self.catalog.state[s].bound for s in plan.streams if s in self.catalog.state}
-        self._promote(plan.promoted)
-        self._errors_batch.pop(name, None)
-        self.runtime.start(q)
-        self.queries[name] = q
-        self._query_defs[name] = {"sql": plan.sql, "start_seq": start, "engine": self.engine,
-                                  "running": True, "start_clocks": q.start_clocks, "errors_batch": -1}
-        self.save_catalog()
-        self.start_readers(plan.streams)
-        return q
-
-    def stop_query(self, name: str) -> None:
-        """Stop the continuous query ``name``; its released rows stay readable on the query object."""
-        self._writable("stop_query")
-        q = self.queries.get(name)
-        if q is None:
-            raise StreamSqlError(f"no query named {name}; queries: {', '.join(self.queries) or 'none'}")
-        if q.running:
-            self.runtime.stop(q)
-            q.running = False
-        self._query_defs.get(name, {})["running"] = False
-        self.save_catalog()
-        q._state_changed()
-
-    def _resume_queries(self) -> None:
-        for name, d in list(self._query_defs.items()):
-            if not d.get("running"):
-                continue
-            try:
-                check_path_name(name, "query")
-            except StreamSqlError as e:   # a workspace made before names were checked
-                log.warning("query %s was not resumed: %s", name, e)
-                d["running"] = False
-                continue
-            from .sql import analyze
-            try:
-                stmt = analyze(d["sql"], self.catalog)
-            except StreamSqlError as e:
-                log.warning("query %s could not be resumed: %s", name, e)
-                d["running"] = False
-                continue
-            q = ContinuousQuery(self, name, stmt.query, d["start_seq"])
-            q.start_clocks = d.get("start_clocks", {})
-            self.queries[name] = q
-            try:
-                q._sinks = [self.runtime.file_sink(q, Path(p), fmt) for p, fmt in d.get("sinks", [])]
-                self.runtime.start(q, resume=True)
-            except WorkspaceError as e:   # e.g. a damaged log segment: the query fails, the workspace opens
-                self.runtime.stop(q)
-                q.running, q.error = False, str(e)
-                self.open_warnings.append(f"query {name} could not be resumed: {e}")
-                log.warning("query %s could not be resumed: %s", name, e)
-                continue
-            self.start_readers(q.plan.streams)
-
-    # ------------------------------------------------------------------ injection
+    # ------------------------------------------------------------------ injection (the commit path: commits.py)
 
     def inject(self, events: Iterable[Event]) -> list[Outcome]:
         """Inject events in order as one durable append; returns each event's outcome (nothing
         raises for bad events: see ``Outcome.status``)."""
-        self._writable("injecting events")
-        with self._lock:
-            c = self.catalog
-            committed = c.next_seq - 1
-            feeds: list[tuple[int, dict[str, list[LogEntry]]]] = []
-            outcomes = []
-            try:
-                tables: dict[str, list[LogEntry]] = {}
-                for ev in events:
-                    seq = c.next_seq
-                    c.next_seq += 1
-                    out: dict[str, list[LogEntry]] = {}
-                    o = c.apply(ev, seq, out)
-                    outcomes.append(o)
-                    if out:
-                        self.process_before_commit(seq, out)
-                        feeds.append((seq, out))
-                        for s, entries in out.items():
-                            tables.setdefault(s, []).extend(entries)
-                    if self.trace:
-                        self._trace_event(o)
-                if not outcomes:
-                    return outcomes
-                self.journal.record(outcomes, c)
-                self.write_commit(tables)
-            except BaseException as e:
-                self._undo_append(committed, e, f"the append of {len(outcomes)} event(s)")
-            self._committed(feeds)
-        self._injected(outcomes)
-        return outcomes
-
-    # ------------------------------------------------------------------ the commit API (bulk loads, pumps, foreign streams)
-
-    def commit(self, entries: dict[str, list[LogEntry]], feeds: list) -> None:
-        """Make the events up to ``catalog.next_seq - 1`` durable and visible, in the log's
-        order (:mod:`~streamsql.engine.log`): the stream-log ``entries`` not written yet, the
-        catalog snapshot (:meth:`write_commit`), then HEAD and the runtime hears of ``feeds``
-        (``[(seq, {stream: entries})]``, the events just committed, for runtimes that want them).
-        A failure before the catalog is written leaves the caller to undo the append."""
-        self.write_commit(entries)
-        self._committed(feeds)
-
-    def write_commit(self, entries: dict[str, list[LogEntry]]) -> None:
-        """Steps 1 and 2 of :meth:`commit`: the stream-log entries, then the catalog snapshot
-        (the commit point)."""
-        c = self.catalog
-        if entries:
-            self.log.write_segments({c.streams[s].uid: entries_table(c.streams[s].fields, es)
-                                     for s, es in entries.items() if es})
-        self.save_catalog()
-
-    def feeds(self, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
-        """The committed stream-log entries of ``streams`` with ``start < step <= end``, grouped
-        by event (what in-process queries and pumps replay when a workspace reopens)."""
-        return read_feeds(self.log, self.catalog, streams, start, end)
-
-    def _committed(self, feeds: list) -> None:
-        """After the catalog commit: HEAD (readers may see the append), then the runtime."""
-        head = self.catalog.next_seq - 1
-        try:
-            self.log.write_head(head)
-        except OSError as e:   # committed all the same: the next commit or open rewrites HEAD
-            log.warning("workspace %s: step %d is committed but log/HEAD could not be written (%s); "
-                        "Spark queries see it after the next append", self.path, head, e.strerror or e)
-        if self._runtime is not None:
-            self._runtime.notify(feeds, head)
-
-    def _undo_append(self, committed: int, e: BaseException, what: str, events: bool = True,
-                     pumps: bool = True) -> None:
-        """An append (or statement) that failed before its commit: the workbench goes back to the
-        workspace's last commit (catalog from disk, log tail removed, in-process queries and pumps
-        rebuilt from the log) and the error is raised: a write that failed for lack of space is a
-        WorkspaceError saying nothing of it was kept."""
-        on_disk = read_catalog(self._catalog_path)[0].next_seq - 1 if self._catalog_path.exists() else 0
-        if on_disk != committed:
-            # the commit itself happened (only a later fsync failed): it is kept, and the next append
-            # writes HEAD and hands the queries what this one released
-            raise WorkspaceError(f"workspace {self.path}: {what} was committed (up to step {on_disk}) but "
-                                 f"writing reported an error after it: {e}") from e
-        self.catalog, self._query_defs, self._query_counter, journal = read_catalog(self._catalog_path)
-        self.log.truncate_after(committed)
-        active = [d.uid for n, d in self.catalog.streams.items() if not d.system and _has_events(self.catalog.state[n])]
-        self.journal.restore(journal, committed, active)
-        (self.path / "catalog.json.tmp").unlink(missing_ok=True)
-        for name, q in list(self.queries.items()):   # queries the failed statement started
-            d = self._query_defs.get(name)
-            if q.running and (d is None or not d.get("running")):
-                self.runtime.stop(q)
-                q.running = False
-                if d is None:
-                    del self.queries[name]
-        if events and self._runtime is not None:   # queries that saw the events in-process
-            self._runtime.rebuild(committed)
-        if events or pumps:
-            self.pumps.runners.clear()
-            self.pumps.resume()
-        self.event_trace = [t for t in self.event_trace if t["step"] <= committed]
-        self.load_trace = [(s, t) for s, t in self.load_trace
-                           if not t.num_rows or t.column("step")[0].as_py() <= committed]
-        if isinstance(e, OSError):
-            log.error("workspace %s: %s failed and was undone: %s", self.path, what, e)
-            full = e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-            raise WorkspaceError(f"{'could not write to' if full else 'failed in'} the workspace {self.path}: "
-                                 f"{e.strerror or e}; {what} was undone (nothing of it is in the log, which is "
-                                 f"as of step {committed}){'; free space and try again' if full else ''}") from None
-        raise e
-
-    def on_inject(self, f: Callable[[list], None]) -> None:
-        """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
-        INSERT statements; ``load`` passes its :class:`LoadResult`)."""
-        self._inject_listeners.append(f)
-
-    def off_inject(self, f) -> None:
-        """Remove a callback added with :meth:`on_inject`."""
-        if f in self._inject_listeners:
-            self._inject_listeners.remove(f)
-
-    def _injected(self, what) -> None:
-        for f in list(self._inject_listeners):
-            try:
-                f(what)
-            except Exception:  # a broken view must not break injection
-                log.exception("inject listener failed")
-
-    def process_before_commit(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
-        """Pumps and queries that run in-process see the event before it is committed, so that
-        what pumps insert and rows operators refuse (T-sort late rows) enter their streams at
-        the same step. Queries on the error stream itself see it after those rows were added."""
-        self.pumps.process_inline(seq, out)
-        for readers_of_errors in (False, True):
-            if self._runtime is None:
-                continue
-            for q, stream, err in self._runtime.process_inline(seq, out, readers_of_errors):
-                self.catalog.report_operator_error(seq, stream, q.name, err, out)
-
-    def commit_operator_errors(self, q: ContinuousQuery, errors: list, batch: int | None = None) -> None:
-        """Rows a runtime's operator refused after their event was committed (the Spark runtime
-        learns them from its stages): ``errors`` are ``(input stream, OperatorError)``. They go to
-        the error stream in an error-only commit: no new step; each row keeps the step that
-        refused it (its ``STEP`` and its place in the stream log). ``batch``: the runtime's number
-        for this delivery, recorded in the same commit (:meth:`errors_committed_through`), so that
-        a resumed query commits again exactly the deliveries a crash cut off."""
-        from .catalog import ERROR_STREAM
-        with self._lock:
-            if batch is not None:
-                self._errors_batch[q.name] = batch
-            out: dict[str, list[LogEntry]] = {}
-            for stream, err in errors:
-                self.catalog.report_operator_error(err.step, stream, q.name, err, out)
-            entries = out.get(ERROR_STREAM, [])
-            if not entries:
-                return
-            uid = self.catalog.streams[ERROR_STREAM].uid
-            n = (self.catalog.late_commits or 0) + 1
-            self.log.write_segments({uid: entries_table(self.catalog.streams[ERROR_STREAM].fields, entries)}, late=n)
-            self.catalog.late_commits = n
-            self.save_catalog()
-
-    def errors_committed_through(self, name: str) -> int | None:
-        """The last delivery of query ``name`` whose refused rows are in the error stream (-1:
-        none yet; None: a workspace made before deliveries were numbered, where all are)."""
-        b = self._errors_batch.get(name)
-        return b if b is not None else self._query_defs.get(name, {}).get("errors_batch")
+        self.check_writable("injecting events")
+        return self.commits.append(events)
 
     def load(self, stream: str | None, data, *, rowtime: str = "ROWTIME", chunk: int = 1_000_000,
              progress: Callable[[int, int], None] | None = None) -> "LoadResult":
@@ -665,29 +415,17 @@ class Workbench:
         or epoch milliseconds). With ``stream=None`` a ``STREAM`` column routes each event; a
         boolean ``BOUND`` column marks punctuation. ``progress(done, total)`` is called per chunk.
         """
-        from .bulk import load_columns
-        self._writable("loading events")
-        with self._lock:
-            d = self.catalog.stream(stream) if stream is not None else None
-            committed = self.catalog.next_seq - 1
-            self._load_started = False
-            try:
-                res, feeds = load_columns(self, d, data, rowtime, chunk, progress)
-            except BaseException as e:
-                if not self._load_started:    # refused while checking the data: nothing changed
-                    raise
-                self._undo_append(committed, e, "the load")
-            self._committed(feeds)
-        self._injected(res)
-        return res
+        self.check_writable("loading events")
+        return self.commits.load(stream, data, rowtime, chunk, progress)
 
-    def _trace_event(self, o: Outcome) -> None:
-        self.event_trace.append({
-            "step": o.seq, "stream": o.event.stream, "producer": o.event.producer or DEFAULT_PRODUCER,
-            "kind": o.event.kind, "rowtime": o.event.rowtime, "strict": o.event.strict,
-            "values": o.event.values, "status": o.status, "message": o.message, "clock": o.clock,
-            "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,
-            "eclipsed": o.status == "eclipsed"})
+    def on_inject(self, f: Callable[[list], None]) -> None:
+        """Call ``f(outcomes)`` after every committed append (``inject``, ``insert``, ``punctuate``,
+        INSERT statements; ``load`` passes its :class:`LoadResult`)."""
+        self.commits.on_inject(f)
+
+    def off_inject(self, f) -> None:
+        """Remove a callback added with :meth:`on_inject`."""
+        self.commits.off_inject(f)
 
     def traced_events(self, after: int = 0, streams=None, last: int | None = None) -> list[dict]:
         """The per-event records (``event_trace``'s form) of the events after step ``after`` on
@@ -765,7 +503,7 @@ class Workbench:
         producer's clock, the earliest rowtime that is not late); for a stream with no clock yet,
         the latest clock of any stream in the workbench; ``(None, None)`` when no stream has one.
         A time of day (``"10:02"``) takes its date from the same clock."""
-        with self._lock:
+        with self.lock:
             c = self.catalog
             d = c.stream(stream)
             st = c.state[d.name]
@@ -814,8 +552,8 @@ class Workbench:
         """Let relational (non-STREAM) SELECTs read ``stream``'s retained history: its rows within
         ``window_ms`` of the stream's clock (all of them when None); ``enabled=False`` turns it off.
         Without history a relational query on the stream fails with ``Cannot convert stream``."""
-        self._writable("set_history")
-        with self._lock:
+        self.check_writable("set_history")
+        with self.lock:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
             self.save_catalog()
 
@@ -833,7 +571,7 @@ class Workbench:
         if q.running:                  # everything committed so far (a stopped query: what it saw)
             end = self.last_seq
             q.wait()
-        with self._lock:
+        with self.lock:
             return save_scenario(self, prefix, q, from_start=from_start, end=end)
 
     # ------------------------------------------------------------------ state
@@ -873,10 +611,6 @@ def _row_values(stmt: InsertValues, i: int, vals) -> dict:
         p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
         msg = err.describe()
         raise SqlError(msg[:1].upper() + msg[1:], *((p.line, p.col) if p else ())) from None
-
-
-def _has_events(st) -> bool:
-    return bool(st.bound > T.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
 
 
 def _check_names(stmt: Statement) -> None:

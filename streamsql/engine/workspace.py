@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from . import time as T
 from .catalog import Catalog
 from .errors import StreamSqlError, WorkspaceError
 from .lock import LOCK_FILE, WorkspaceLock
@@ -31,6 +32,16 @@ def clear_workspace(path: str | Path) -> None:
                 child.unlink()
     finally:
         lock.release()
+
+
+def streams_with_events(c: Catalog) -> list[str]:
+    """The uids of the user streams that have had any event (a clock, producers, rows): those
+    the journal tracks from a snapshot older than it."""
+    return [d.uid for n, d in c.streams.items() if not d.system and _has_events(c.state[n])]
+
+
+def _has_events(st) -> bool:
+    return bool(st.bound > T.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
 
 
 def read_catalog(p: Path) -> tuple[Catalog, dict, int, dict | None]:

@@ -10,7 +10,7 @@ from .query import LocalQuery
 
 def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
     """The stream-log entries of ``streams`` with ``start < seq <= end``, grouped by event."""
-    return wb.feeds(streams, start, end)
+    return wb.commits.feeds(streams, start, end)
 
 
 def replayed(wb, q, head: int) -> LocalQuery:

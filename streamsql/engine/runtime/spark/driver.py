@@ -59,11 +59,11 @@ class SparkRuntime(Runtime):
         folder.mkdir(parents=True, exist_ok=True)
         sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
         if resume:
-            done = self.wb.errors_committed_through(q.name)
+            done = self.wb.lifecycle.errors_committed_through(q.name)
             for res in sq.sink.history():
                 if res.errors and done is not None and res.batch_id > done:
                     # delivered by the sink, but the process died before they reached ERRORS
-                    self.wb.commit_operator_errors(q, res.errors, res.batch_id)
+                    self.wb.commits.operator_errors(q, res.errors, res.batch_id)
                 q._deliver_errors([e for _s, e in res.errors])
                 q._deliver_table(res.rows, res.bounds)
         q.handle = sq
@@ -74,7 +74,7 @@ class SparkRuntime(Runtime):
 
         def delivered(res):
             if res.errors:   # rows an operator refused go to ERRORS before the rows of their batch
-                self.wb.commit_operator_errors(q, res.errors, res.batch_id)
+                self.wb.commits.operator_errors(q, res.errors, res.batch_id)
                 q._deliver_errors([e for _s, e in res.errors])
             if res.trace is not None:
                 q.trace.extend(res.trace.entries())
