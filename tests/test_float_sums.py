@@ -30,7 +30,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamsql.engine.functions import CalcError
-from streamsql.engine.operators import exactsum
 from streamsql.engine.operators.aggregate import Acc, PrecombineReach
 from streamsql.engine.operators.base import encode_ints
 from streamsql.engine.expr import Col
