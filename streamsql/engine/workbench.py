@@ -4,6 +4,14 @@ A workbench owns a catalog, the durable event log of its workspace directory and
 continuous queries. Injected events get a global sequence number (the *step*), go through the
 catalog (late rows, producers), are committed to the log, and reach every running query, which
 hands back the rows it released with the step that released them.
+
+The class is a facade: it opens, holds and closes the workspace's parts and keeps the public
+API in one place; the logic lives in modules named for what they hold: running statements
+(:mod:`~streamsql.engine.statements`), the commit path (:mod:`~streamsql.engine.commits`,
+``wb.commits``: appends, bulk loads, error-only commits, undo), the queries' lifecycle
+(:mod:`~streamsql.engine.queries`, ``wb.lifecycle``), pumps (:mod:`~streamsql.engine.pumps`),
+bulk loads' column-wise checks (:mod:`~streamsql.engine.bulk`) and the per-event trace
+(:mod:`~streamsql.engine.trace`).
 """
 from __future__ import annotations
 
@@ -19,23 +27,20 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from . import lateness
+from . import lateness, statements
 from . import time as T
-from .catalog import (DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms)
+from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
-from .errors import (BadNameError, EventError, LateRowError, SqlError, WorkspaceError, one_line)
-from .expr import CalcError, compile_expr
-from .foreign import stamp_rowtime_columns
+from .errors import EventError, LateRowError, SqlError, WorkspaceError, one_line
 from .journal import Journal
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
-from .paths import check_path_name, check_sql_name
-from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
-                   InsertValues, Query, SelectStatement, Statement)
+from .plan import Query
+from .queries import QueryLifecycle
 from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
-from .queries import QueryLifecycle
+from .trace import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes
 from .workspace import CATALOG_VERSION, read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")
@@ -139,6 +144,9 @@ class Workbench:
         return self.path / "catalog.json"
 
     def _open_catalog(self) -> Catalog:
+        """The committed catalog and query definitions; the log and the journal are brought
+        back to its commit (a torn tail set aside, unless read-only). A new workspace gets an
+        empty catalog; a log without a catalog is refused rather than guessed at."""
         p = self.catalog_path
         if not p.exists():
             if any((self.path / "log").glob("*/*.arrow")):
@@ -173,7 +181,7 @@ class Workbench:
 
     def save_catalog(self, c: Catalog | None = None) -> None:
         """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
-        after a change of definitions, or as step 2 of :meth:`commit`."""
+        after a change of definitions, or as the commit point of an append (``commits.write``)."""
         self.check_writable("writing the catalog")
         c = c or self.catalog
         self.journal.before_commit()
@@ -192,6 +200,7 @@ class Workbench:
         self._release()
 
     def _release(self) -> None:
+        """Give up the workspace lock (another process may write it) and a temporary workspace."""
         if self._ws_lock is not None:
             self._ws_lock.release()
             self._ws_lock = None
@@ -224,32 +233,7 @@ class Workbench:
         the first one; ``replace`` stops a running query of that name first, else the name in
         use is a :class:`~streamsql.NameInUseError`). Errors carry the position in ``sql``; statements
         before the failing one stay done, the failing one changes nothing."""
-        from .sql import analyze, split_script
-        if name is not None:
-            check_path_name(name, "query")   # before anything runs: a bad name changes nothing
-        results = []
-        for st in split_script(sql):
-            try:
-                stmt = analyze(st, self.catalog, script=sql)
-            except RecursionError:
-                raise SqlError("Statement nested too deeply to analyze (simplify its expressions or "
-                               "sub-queries)", st.line, st.col, sql) from None
-            try:
-                _check_names(stmt)
-                results.append(self._run(stmt, name, replace))
-            except (SqlError, BadNameError) as e:
-                if isinstance(e, SqlError) and e.line is not None and e.sql is not None:
-                    raise
-                # an error the catalog raised: at the statement (or where the error says)
-                line, col = ((e.line, e.col) if isinstance(e, SqlError) and e.line is not None
-                             else (_pos(stmt) or (st.line, st.col)))
-                raise SqlError(getattr(e, "message", str(e)), line, col, sql) from None
-            except RecursionError:
-                raise SqlError("Statement nested too deeply to run (simplify its expressions or "
-                               "sub-queries)", st.line, st.col, sql) from None
-            if results[-1].query is not None:
-                name = None
-        return results
+        return statements.execute(self, sql, name, replace)
 
     def query(self, sql: str, name: str | None = None, *, replace: bool = False) -> ContinuousQuery:
         """Start the continuous query in ``sql`` (one SELECT STREAM statement)."""
@@ -259,117 +243,6 @@ class Workbench:
             raise SqlError("query() needs exactly one SELECT STREAM statement")
         return qs[0]
 
-    def _run(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
-        committed = self.catalog.next_seq - 1
-        try:
-            return self._run_statement(stmt, name, replace)
-        except OSError as e:   # a catalog write that failed (disk full): back to the last commit
-            with self.lock:
-                self.commits.undo(committed, e, f"the statement {' '.join(stmt.sql.split()[:3])} ...",
-                                  events=False, pumps=isinstance(stmt, (CreatePump, AlterPump, Drop)))
-
-    def _run_statement(self, stmt: Statement, name: str | None, replace: bool = False) -> Result:
-        if self.read_only and not (isinstance(stmt, SelectStatement) and not stmt.query.is_stream):
-            words = " ".join((stmt.sql or type(stmt).__name__).split()[:2]).upper()
-            self.check_writable(f"{words} (only relational SELECTs run on a read-only workbench)")
-        with self.lock:
-            c = self.catalog
-            if isinstance(stmt, CreateStream):
-                if stmt.foreign is not None:
-                    from .foreign import check_options
-                    try:
-                        check_options(stmt.name, stmt.foreign)
-                    except SqlError as e:
-                        raise SqlError(e.message, *(_pos(stmt))) from None
-                fields = [Field(col.name, col.type) for col in stmt.columns]
-                c.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
-                                in_use=self.lifecycle.in_use(stmt.name),
-                                foreign=dict(stmt.foreign) if stmt.foreign is not None else None)
-                self.save_catalog()
-                return Result(stmt, f"Stream {stmt.name} created")
-            if isinstance(stmt, CreateTable):
-                c.create_table(stmt.name, [Field(col.name, col.type) for col in stmt.columns],
-                               or_replace=stmt.or_replace, sql=stmt.sql, in_use=self.lifecycle.in_use(stmt.name))
-                self.save_catalog()
-                return Result(stmt, f"Table {stmt.name} created")
-            if isinstance(stmt, CreateView):
-                from .sql import analyze
-                try:   # a streaming body may stamp a foreign stream with a column (col AS ROWTIME)
-                    promoted = analyze(stmt.body_sql, c).query.promoted
-                except SqlError:   # a relational body over streams: valid (the analyzer checked it)
-                    promoted = {}
-                if stamp_rowtime_columns(c, promoted, _pos(stmt)):
-                    self.save_catalog()
-                c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace,
-                              sql=stmt.sql)
-                self.save_catalog()
-                return Result(stmt, f"View {stmt.name} created")
-            if isinstance(stmt, Drop):
-                if stmt.kind == "PUMP" and stmt.name in c.pumps:
-                    self.pumps.stop([stmt.name])
-                if stmt.kind == "STREAM":
-                    feeding = [n for n, p in c.pumps.items() if p["target"] == stmt.name or stmt.name in p["sources"]]
-                    if feeding:
-                        raise SqlError(f"Stream '{stmt.name}' is used by pump{'s' if len(feeding) > 1 else ''} "
-                                       f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
-                                       *(_pos(stmt)))
-                d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=self.lifecycle.in_use(stmt.name))
-                self.save_catalog()      # first: a failed commit must not have lost the stream's log
-                if d is not None and stmt.kind == "STREAM":
-                    self.log.drop_stream(d.uid)
-                return Result(stmt, f"{stmt.kind.title()} {stmt.name} dropped")
-            if isinstance(stmt, InsertValues):
-                return self._insert_values(stmt)
-            if isinstance(stmt, SelectStatement):
-                if not stmt.query.is_stream:
-                    # relational SELECT (issue 7): evaluated at once over tables, VALUES and history.
-                    # A calculator error in it (SEMANTICS.md 1) fails the statement with the error's
-                    # message: it answers once, so there is no running query to keep going and no
-                    # step to put the error at
-                    from .relational import relation_result
-                    try:
-                        rows = self.runtime.relational(stmt.query.root)
-                    except CalcError as err:
-                        raise SqlError(f"The query cannot be computed: {err.describe()}") from None
-                    return relation_result(stmt, rows)
-                replaced = replace and name in self.queries and self.queries[name].running
-                q = self.lifecycle.start(stmt.query, name, replace=replace)
-                return Result(stmt, f"Query {q.name} replaced: the one running before was stopped" if replaced
-                              else f"Query {q.name} started", query=q)
-            if isinstance(stmt, CreatePump):
-                return Result(stmt, self.pumps.create(stmt))
-            if isinstance(stmt, AlterPump):
-                done = (self.pumps.start if stmt.action == "START" else self.pumps.stop)(stmt.names)
-                verb = "started" if stmt.action == "START" else "stopped"
-                return Result(stmt, f"Pump{'s' if len(done) != 1 else ''} {', '.join(done) or '(none)'} {verb}"
-                              if done else f"No pump to {stmt.action.lower()}")
-            raise SqlError(f"unsupported statement {type(stmt).__name__}", *(_pos(stmt)))
-
-    def _insert_values(self, stmt: InsertValues) -> Result:
-        c = self.catalog
-        if stmt.target in c.tables:
-            t = c.tables[stmt.target]
-            rows = []
-            for i, vals in enumerate(stmt.rows):
-                by = _row_values(stmt, i, vals)
-                rows.append(tuple(by.get(f.name) for f in t.fields))
-            c.insert_table_rows(stmt.target, rows)
-            self.save_catalog()
-            return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
-        events = []
-        for i, vals in enumerate(stmt.rows):
-            by = _row_values(stmt, i, vals)
-            rt = by.pop("ROWTIME", None)       # none: the stream clock; 'HH:MM' or 'now': see _time
-            events.append(Event(stmt.target, "row", rt if isinstance(rt, int) else self._time(stmt.target, rt), by))
-        outcomes = self.inject(events)
-        bad = [o for o in outcomes if o.status in ("late", "error")]
-        ok = len(outcomes) - len(bad)
-        if bad:
-            o = bad[0]
-            raise (LateRowError(o.event.stream, o.event.rowtime, o.clock) if o.status == "late"
-                   else EventError(o.message))
-        return Result(stmt, f"{ok} row{'s' if ok != 1 else ''} inserted into {stmt.target}")
-
     # ------------------------------------------------------------------ queries
 
     def stop_query(self, name: str) -> None:
@@ -378,8 +251,8 @@ class Workbench:
 
     def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
                      replace: bool = False) -> ContinuousQuery:
-        """The benchmarks' way to start an analyzed plan from an earlier step:
-        :meth:`QueryLifecycle.start <streamsql.engine.queries.QueryLifecycle.start>`."""
+        """The benchmarks' way to start an analyzed plan from an earlier step
+        (``lifecycle.start``, which the workbench's own callers use)."""
         return self.lifecycle.start(plan, name, start_seq, replace)
 
     def start_readers(self, streams) -> None:
@@ -398,7 +271,7 @@ class Workbench:
             if streams is None or s in streams:
                 r.wait()
 
-    # ------------------------------------------------------------------ injection (the commit path: commits.py)
+    # ------------------------------------------------------------------ appends (the commit path: commits.py)
 
     def inject(self, events: Iterable[Event]) -> list[Outcome]:
         """Inject events in order as one durable append; returns each event's outcome (nothing
@@ -427,46 +300,23 @@ class Workbench:
         """Remove a callback added with :meth:`on_inject`."""
         self.commits.off_inject(f)
 
+    # ------------------------------------------------------------------ the per-event trace (trace.py)
+
     def traced_events(self, after: int = 0, streams=None, last: int | None = None) -> list[dict]:
         """The per-event records (``event_trace``'s form) of the events after step ``after`` on
         ``streams`` (all when None), in step order, bulk loads included; ``last`` keeps only the
         last ones (a loaded million stays columns until asked for)."""
-        keep = None if streams is None else set(streams)
-        recs = [r for r in list(self.event_trace)
-                if r["step"] > after and (keep is None or r["stream"] in keep)]
-        if last is not None:
-            recs = recs[-last:]
-        for stream, t in list(self.load_trace):
-            if keep is not None and stream not in keep:
-                continue
-            steps = t.column("step").to_numpy()
-            lo = int(np.searchsorted(steps, after, side="right"))
-            if lo >= len(steps):
-                continue
-            if last is not None:
-                lo = max(lo, len(steps) - last)
-            recs += _load_records(stream, t.slice(lo))
-        recs.sort(key=lambda r: r["step"])
-        return recs[-last:] if last is not None else recs
+        return _traced_events(self.event_trace, self.load_trace, after, streams, last)
 
     def traced_rowtimes(self, after: int = 0, streams=None) -> dict[str, np.ndarray]:
         """Rowtimes of the rows that entered each stream after step ``after`` (for a binned view
         of many events)."""
-        keep = None if streams is None else set(streams)
-        out: dict[str, list] = {}
-        for r in list(self.event_trace):
-            if r["step"] > after and r["kind"] == "row" and r["status"] == "ok" and (keep is None or r["stream"] in keep):
-                out.setdefault(r["stream"], []).append(np.array([r["rowtime"]], dtype=np.int64))
-        for stream, t in list(self.load_trace):
-            if keep is not None and stream not in keep:
-                continue
-            mask = np.asarray(t.column("step").to_numpy() > after) & \
-                np.asarray(t.column("kind").to_numpy(zero_copy_only=False) == "row") & \
-                np.asarray(t.column("status").to_numpy(zero_copy_only=False) == "ok")
-            out.setdefault(stream, []).append(t.column("rowtime").to_numpy()[mask])
-        return {s: np.concatenate(parts) for s, parts in out.items()}
+        return _traced_rowtimes(self.event_trace, self.load_trace, after, streams)
+
+    # ------------------------------------------------------------------ one event at a time
 
     def _one(self, ev: Event) -> Outcome:
+        """Inject one event; a late or refused one raises, as the one-event methods promise."""
         o = self.inject([ev])[0]
         if o.status == "late":
             raise LateRowError(o.event.stream, o.event.rowtime, o.clock, o.event.producer, o.producer_clock)
@@ -480,14 +330,14 @@ class Workbench:
         ``"HH:MM[:SS]"`` is on that clock's day, ``"now"`` is the wall clock. Raises
         :class:`LateRowError` (the row went to the error stream) or :class:`EventError`."""
         vals = dict(values or {}, **kw)
-        return self._one(Event(stream, "row", self._time(stream, rowtime, producer), vals, producer=producer))
+        return self._one(Event(stream, "row", self.rowtime_of(stream, rowtime, producer), vals, producer=producer))
 
     def punctuate(self, stream: str, time, *, strict: bool = False, producer: str | None = None) -> Outcome:
         """Assert that every later row of ``stream`` (from this producer) has rowtime >= ``time``
         (> ``time`` when strict); ``time`` as for :meth:`insert`."""
         if time is None:
             raise EventError(f"punctuate({stream!r}, ...) needs a time: the bound every later row is at or after")
-        return self._one(Event(stream, "bound", self._time(stream, time, producer), strict=strict, producer=producer))
+        return self._one(Event(stream, "bound", self.rowtime_of(stream, time, producer), strict=strict, producer=producer))
 
     def attach(self, stream: str, producer: str) -> Outcome:
         """Attach ``producer`` to ``stream``: from now on the stream waits for that producer's clock too."""
@@ -520,7 +370,7 @@ class Workbench:
                     best, whose = t, name
             return (best, whose) if whose is not None else (None, None)
 
-    def _time(self, stream: str, t, producer: str | None = None) -> int:
+    def rowtime_of(self, stream: str, t, producer: str | None = None) -> int:
         """A rowtime or bound as given to :meth:`insert` / :meth:`punctuate` or an INSERT
         statement: None (the clock), ``"now"``, a time of day, a timestamp text, epoch ms or a
         datetime."""
@@ -602,54 +452,3 @@ class Workbench:
         """The step (global sequence number) of the last injected event; 0 before any."""
         return self.catalog.next_seq - 1
 
-
-def _row_values(stmt: InsertValues, i: int, vals) -> dict:
-    """Row ``i`` of an INSERT's VALUES by column; a calculator error in it is the statement's."""
-    try:
-        return {col: compile_expr(e)((), ()) for col, e in zip(stmt.columns, vals)}
-    except CalcError as err:
-        p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
-        msg = err.describe()
-        raise SqlError(msg[:1].upper() + msg[1:], *((p.line, p.col) if p else ())) from None
-
-
-def _check_names(stmt: Statement) -> None:
-    """Names a statement creates: what a quoted SQL identifier can hold (never empty, at most
-    128 characters, no control characters); errors at the name's position."""
-    kinds = {CreateStream: "stream", CreateTable: "table", CreateView: "view", CreatePump: "pump"}
-    what = kinds.get(type(stmt))
-    if what is None:
-        return
-    try:
-        check_sql_name(stmt.name, what)
-    except BadNameError as e:
-        raise SqlError(str(e), *(_pos(stmt))) from None
-    cols = [(c.name, c.position) for c in getattr(stmt, "columns", None) or [] if hasattr(c, "name")]
-    cols += [(c, None) for c in (getattr(stmt, "column_names", None) or [])]
-    for c, p in cols:
-        try:
-            check_sql_name(c, "column")
-        except BadNameError as e:
-            raise SqlError(str(e), *((p.line, p.col) if p else _pos(stmt))) from None
-
-
-def _load_records(stream: str, t: pa.Table) -> list[dict]:
-    """``event_trace`` records for the events of a load's trace table."""
-    cols = t.to_pydict()
-    names = [c for c in t.column_names if c.startswith("v:")]
-    out = []
-    for i in range(t.num_rows):
-        row = cols["kind"][i] == "row"
-        out.append({"step": cols["step"][i], "stream": stream, "producer": DEFAULT_PRODUCER, "kind": cols["kind"][i],
-                    "rowtime": cols["rowtime"][i], "strict": False,
-                    "values": {n[2:]: cols[n][i] for n in names} if row else None,
-                    "status": cols["status"][i], "message": cols["message"][i],
-                    "clock": cols["clock"][i] if cols["status"][i] == "late" else None,
-                    "bound_before": cols["clock"][i], "bound_after": cols["after"][i],
-                    "released": cols["released"][i], "eclipsed": cols["status"][i] == "eclipsed", "loaded": True})
-    return out
-
-
-def _pos(stmt: Statement) -> tuple:
-    p = getattr(stmt, "position", None)
-    return (p.line, p.col) if p else ()
