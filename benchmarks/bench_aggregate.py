@@ -67,7 +67,7 @@ def trades(n: int, tickers: int, seed: int = 7):
 def run_query(wb, sql, start, name) -> tuple[float, int]:
     plan = analyze(sql, wb.catalog).query
     t0 = time.perf_counter()
-    q = wb._start_query(plan, name, start_seq=start)
+    q = wb.lifecycle.start(plan, name, start_seq=start)
     q.wait()
     dt = time.perf_counter() - t0
     n = q.row_count
@@ -114,7 +114,7 @@ def running(spark, wb, folder, kind: str, run: int, events: int, tickers: int) -
         wait, stop = sq.processAllAvailable, sq.stop
     else:
         sql = {"tumbling": TUMBLING, "sliding": SLIDING}[kind].replace("Trades", name)
-        q = wb._start_query(analyze(sql, wb.catalog).query, f"{kind}_r{run}", start_seq=start)
+        q = wb.lifecycle.start(analyze(sql, wb.catalog).query, f"{kind}_r{run}", start_seq=start)
         wait, stop = q.wait, q.stop
     wait()
     wb.load(name, {k: v[1000:] for k, v in data.items()})

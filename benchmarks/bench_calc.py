@@ -96,7 +96,7 @@ def measure(kinds: list[str], n: int, checked_modes: list[bool]) -> dict:
                 times = []
                 for run in range(3):
                     t0 = time.perf_counter()
-                    q = wb._start_query(plan, f"{kind}{int(checked)}{run}", start_seq=start)
+                    q = wb.lifecycle.start(plan, f"{kind}{int(checked)}{run}", start_seq=start)
                     q.wait()
                     times.append(time.perf_counter() - t0)
                     rows = q.row_count

@@ -162,7 +162,7 @@ def throughput(events: int, folder: Path) -> tuple[float, float]:
 
         def union(run: int) -> float:
             t0 = time.perf_counter()
-            q = wb._start_query(plan, f"u{run}", start_seq=start)   # replays the log from ``start``
+            q = wb.lifecycle.start(plan, f"u{run}", start_seq=start)   # replays the log from ``start``
             q.wait()
             dt = time.perf_counter() - t0
             assert q.row_count == events - 1       # the last Q row waits for P's clock

@@ -93,7 +93,7 @@ def native(spark, wb, start, folder, run) -> tuple[float, int]:
 def ours(wb, start, run) -> tuple[float, int]:
     plan = analyze(JOIN, wb.catalog).query
     t0 = time.perf_counter()
-    q = wb._start_query(plan, f"join{run}", start_seq=start)
+    q = wb.lifecycle.start(plan, f"join{run}", start_seq=start)
     q.wait()
     dt = time.perf_counter() - t0
     n = q.row_count

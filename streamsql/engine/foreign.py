@@ -33,7 +33,6 @@ import pyarrow.compute as pc
 from . import time as T
 from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
 from .errors import SqlError, one_line
-from .paths import under
 from .types import arrow_type
 from .values import coerce
 

@@ -269,6 +269,13 @@ class Statement:
     sql: str
     position: Position | None
 
+    @property
+    def at(self) -> tuple:
+        """Where the statement is in its script, ``(line, col)``, or ``()`` when unknown (the
+        trailing arguments of an :class:`~streamsql.engine.errors.SqlError`)."""
+        p = self.position
+        return (p.line, p.col) if p else ()
+
 
 @dataclass(eq=False)
 class ColumnDef:

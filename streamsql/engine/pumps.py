@@ -68,10 +68,10 @@ class Pumps:
         for s in sources:
             if s == stmt.target or _reaches(g, stmt.target, s):
                 raise SqlError(f"Pump '{stmt.name}' would make a cycle: stream '{stmt.target}' already feeds "
-                               f"'{s}', which the pump reads", *(_pos(stmt)))
+                               f"'{s}', which the pump reads", *stmt.at)
         if stmt.name in c.pumps:
             if not stmt.or_replace:
-                raise SqlError(f"Pump '{stmt.name}' already exists; use CREATE OR REPLACE PUMP", *(_pos(stmt)))
+                raise SqlError(f"Pump '{stmt.name}' already exists; use CREATE OR REPLACE PUMP", *stmt.at)
             self.stop([stmt.name])
             c.pumps.pop(stmt.name)
         target = c.streams[stmt.target]
@@ -188,7 +188,3 @@ class Pumps:
                 c.apply(Event(r.target, "bound", b.bound, producer=n), seq, out)
                 r.last_bound = b.bound
 
-
-def _pos(stmt) -> tuple:
-    p = getattr(stmt, "position", None)
-    return (p.line, p.col) if p else ()

@@ -49,7 +49,7 @@ def _execute_one(wb, st, sql: str, name: str | None, replace: bool) -> Result:
             raise
         # an error the catalog raised: at the statement (or where the error says)
         line, col = ((e.line, e.col) if isinstance(e, SqlError) and e.line is not None
-                     else (_pos(stmt) or (st.line, st.col)))
+                     else (stmt.at or (st.line, st.col)))
         raise SqlError(getattr(e, "message", str(e)), line, col, sql) from None
     except RecursionError:
         raise SqlError("Statement nested too deeply to run (simplify its expressions or "
@@ -76,7 +76,7 @@ def _run_statement(wb, stmt: Statement, name: str | None, replace: bool) -> Resu
         for kind, runner in _RUNNERS:
             if isinstance(stmt, kind):
                 return runner(wb, stmt, name, replace)
-        raise SqlError(f"unsupported statement {type(stmt).__name__}", *(_pos(stmt)))
+        raise SqlError(f"unsupported statement {type(stmt).__name__}", *stmt.at)
 
 
 # ------------------------------------------------------------------ one function per statement
@@ -86,7 +86,7 @@ def _create_stream(wb, stmt: CreateStream, _name, _replace) -> Result:
         try:
             check_options(stmt.name, stmt.foreign)
         except SqlError as e:
-            raise SqlError(e.message, *(_pos(stmt))) from None
+            raise SqlError(e.message, *stmt.at) from None
     fields = [Field(col.name, col.type) for col in stmt.columns]
     wb.catalog.create_stream(stmt.name, fields, or_replace=stmt.or_replace, sql=stmt.sql,
                              in_use=wb.lifecycle.in_use(stmt.name),
@@ -109,7 +109,7 @@ def _create_view(wb, stmt: CreateView, _name, _replace) -> Result:
         promoted = analyze(stmt.body_sql, c).query.promoted
     except SqlError:   # a relational body over streams: valid (the analyzer checked it)
         promoted = {}
-    if stamp_rowtime_columns(c, promoted, _pos(stmt)):
+    if stamp_rowtime_columns(c, promoted, stmt.at):
         wb.save_catalog()
     c.create_view(stmt.name, stmt.column_names, stmt.body_sql, or_replace=stmt.or_replace, sql=stmt.sql)
     wb.save_catalog()
@@ -125,7 +125,7 @@ def _drop(wb, stmt: Drop, _name, _replace) -> Result:
         if feeding:
             raise SqlError(f"Stream '{stmt.name}' is used by pump{'s' if len(feeding) > 1 else ''} "
                            f"{', '.join(feeding)}; drop {'them' if len(feeding) > 1 else 'it'} first",
-                           *(_pos(stmt)))
+                           *stmt.at)
     d = c.drop(stmt.kind, stmt.name, if_exists=stmt.if_exists, in_use=wb.lifecycle.in_use(stmt.name))
     wb.save_catalog()      # first: a failed commit must not have lost the stream's log
     if d is not None and stmt.kind == "STREAM":
@@ -222,17 +222,12 @@ def _check_names(stmt: Statement) -> None:
     try:
         check_sql_name(stmt.name, what)
     except BadNameError as e:
-        raise SqlError(str(e), *(_pos(stmt))) from None
+        raise SqlError(str(e), *stmt.at) from None
     cols = [(c.name, c.position) for c in getattr(stmt, "columns", None) or [] if hasattr(c, "name")]
     cols += [(c, None) for c in (getattr(stmt, "column_names", None) or [])]
     for c, p in cols:
         try:
             check_sql_name(c, "column")
         except BadNameError as e:
-            raise SqlError(str(e), *((p.line, p.col) if p else _pos(stmt))) from None
+            raise SqlError(str(e), *((p.line, p.col) if p else stmt.at)) from None
 
-
-def _pos(stmt: Statement) -> tuple:
-    """Where the statement is in its script, ``(line, col)``, or ``()`` when unknown."""
-    p = getattr(stmt, "position", None)
-    return (p.line, p.col) if p else ()

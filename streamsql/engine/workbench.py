@@ -35,7 +35,6 @@ from .errors import EventError, LateRowError, SqlError, WorkspaceError, one_line
 from .journal import Journal
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
-from .plan import Query
 from .queries import QueryLifecycle
 from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
@@ -248,12 +247,6 @@ class Workbench:
     def stop_query(self, name: str) -> None:
         """Stop the continuous query ``name``; its released rows stay readable on the query object."""
         self.lifecycle.stop(name)
-
-    def _start_query(self, plan: Query, name: str | None, start_seq: int | None = None,
-                     replace: bool = False) -> ContinuousQuery:
-        """The benchmarks' way to start an analyzed plan from an earlier step
-        (``lifecycle.start``, which the workbench's own callers use)."""
-        return self.lifecycle.start(plan, name, start_seq, replace)
 
     def start_readers(self, streams) -> None:
         """Foreign streams start reading their files when their first reader (a query or a
