@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -182,6 +183,15 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
             assert "Traceback" not in text
             assert "starting Spark" in text
             assert "SQL error: line 1:24: Column 'NME' not found" in text
+
+            # the start-up line: Spark began at %load_ext (in the background, by default); the
+            # live line gives each phase's time and counts the first result from the query
+            startup = page.locator(".streamsql-startup").first
+            line = startup.inner_text()
+            assert re.search(r"Start-up: JVM \d+\.\d s · Spark session \d+\.\d s · plan \d+\.\d s · "
+                             r"first batch \d+\.\d s — first result after \d+\.\d s "
+                             r"\(.*Spark.* started ahead.* in the background\)", line), line
+            _shot(page, startup, "quickstart-startup.png")
 
             # the composed workbench of `merged`: rows so far, then Insert row on P's injector
             rows = page.locator(".streamsql-workbench .streamsql-query .streamsql-rows").first

@@ -562,6 +562,18 @@ def test_startup_phases_done_ahead_count_their_time_but_not_the_typing():
     assert phases.text() == ("Start-up: JVM 2.0 s · Spark session 4.0 s · plan 0.5 s · first batch 1.0 s"
                              " — first result after 1.5 s (Spark started ahead, in the background)")
     assert phases.text(times=False) == "Start-up: JVM · Spark session · plan · first batch"
+    # the query came at 100 while the background start was still going (up at 103): it waited 3 s
+    now = [100.0]
+    phases = StartupPhases(clock=lambda: now[0])
+    phases("JVM", 98.0)
+    phases("Spark session", 99.0)
+    phases(READY, 103.0)
+    now[0] = 103.0
+    phases("plan")
+    now[0] = 104.0
+    phases(None)
+    assert phases.text() == ("Start-up: JVM 1.0 s · Spark session 4.0 s · plan 1.0 s — first result after 4.0 s"
+                             " (3.0 s of it waiting for Spark, which started ahead in the background)")
 
 
 def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):

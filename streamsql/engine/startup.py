@@ -79,5 +79,8 @@ class StartupPhases:
         total = (self.finished if self.done else self.clock()) - self.started
         tail = f" — first result after {total:.1f} s" if self.done else f" ({total:.1f} s so far)"
         if self.ahead:
-            tail += " (Spark started ahead, in the background)"
+            up = next((t for n, t in self.marks if n == READY), None)
+            waited = (up if up is not None else self.finished or self.clock()) - self.started
+            tail += (f" ({waited:.1f} s of it waiting for Spark, which started ahead in the background)"
+                     if waited >= 0.05 else " (Spark started ahead, in the background)")
         return "Start-up: " + " · ".join(parts) + tail
