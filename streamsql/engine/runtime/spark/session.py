@@ -172,9 +172,9 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         reported = True
         if on_start:
             on_start()
-        _replay(on_phase, up=False)
+        told = _replay(on_phase, up=False)
         _ready.wait()
-        _replay(on_phase)
+        _replay(on_phase, told)
     with _lock:
         if _session is not None:
             running = _session.sparkContext.master
@@ -255,15 +255,16 @@ def _mark(on_phase, name: str) -> None:
         on_phase(name)
 
 
-def _replay(on_phase, up: bool = True) -> None:
-    """Tell ``on_phase`` the phases of a start made ahead, with the times they began, and (``up``)
-    when the session was up."""
-    if on_phase is None:
-        return
-    for name, at in list(_marks):
-        on_phase(name, at)
-    if up and _up_at is not None:
-        on_phase(READY, _up_at)
+def _replay(on_phase, told: int = 0, up: bool = True) -> int:
+    """Tell ``on_phase`` the phases of a start made ahead after the first ``told``, with the times
+    they began, and (``up``) when the session was up; returns how many phases it has been told."""
+    marks = list(_marks)
+    if on_phase is not None:
+        for name, at in marks[told:]:
+            on_phase(name, at)
+        if up and _up_at is not None:
+            on_phase(READY, _up_at)
+    return len(marks)
 
 
 def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None) -> bool:
