@@ -30,7 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamsql.engine.functions import CalcError
-from streamsql.engine.operators.aggregate import Acc, PrecombineReach
+from streamsql.engine.operators.aggregate import Acc
+from streamsql.engine.runtime.spark.precombine import PrecombineReach, check_reach
 from streamsql.engine.operators.base import encode_ints
 from streamsql.engine.expr import Col
 from streamsql.engine.plan import AggCall
@@ -274,13 +275,17 @@ def test_big_values_travel_as_rows_and_split_their_groups_partial():
 
 def test_a_partial_that_could_take_a_huge_group_out_of_range_stops_the_query():
     acc = _acc("SUM")
+
+    def merge(a, b, reach):           # as PrecombinedAggregate merges a partial into its group
+        check_reach([acc], [a], [reach])
+        return acc.merge(a, b)
     huge = acc.add(acc.init(), MAX, b"")
     small = acc.add(acc.init(), 1e300, b"")
-    assert acc.final(acc.merge(huge, acc.add(acc.init(), 1.0, b""), reach=1.0)) == MAX
+    assert acc.final(merge(huge, acc.add(acc.init(), 1.0, b""), reach=1.0)) == MAX
     with pytest.raises(PrecombineReach) as e:
-        acc.merge(huge, small, reach=1e300)
+        merge(huge, small, reach=1e300)
     assert "STREAMSQL_PRECOMBINE=0" in str(e.value) and "SUM" in str(e.value)
-    assert acc.final(acc.merge(acc.add(acc.init(), 1e300, b""), small, reach=1e300)) == 2e300
+    assert acc.final(merge(acc.add(acc.init(), 1e300, b""), small, reach=1e300)) == 2e300
 
 
 def test_precombining_can_be_turned_off(monkeypatch):

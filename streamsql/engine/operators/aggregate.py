@@ -27,8 +27,7 @@ from ..functions import CalcError
 from ..functions.errors import operand_name, show_value
 from ..functions.spec import fit, out_of_range
 from ..plan import AggCall, Aggregate
-from ..errors import StreamSqlError
-from ..types import DOUBLE, INT_BITS, SqlType
+from ..types import INT_BITS, SqlType
 from . import exactsum
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 from .describe import STATE_LIMIT, AggregateState, OpenGroup, merged_items, total
@@ -50,12 +49,12 @@ class Acc:
         self.distinct = call.distinct
         self.type = call.type
         self.summing = call.fn in ("SUM", "AVG")
-        self.kind = _kind(call)
+        self.kind = sum_kind(call)
 
     def __setstate__(self, d):
         # an accumulator saved before it had (this) ``kind`` gets it from its call
         self.__dict__.update(d)
-        self.kind = _kind(self.call)
+        self.kind = sum_kind(self.call)
 
     @property
     def text(self) -> str:
@@ -81,13 +80,6 @@ class Acc:
             raise self._overflow(a, b)
         return r
 
-    def _float_total(self, vals):
-        """The exact state of a DISTINCT float call's values (none refused when they came)."""
-        st = None
-        for x in vals:
-            st = exactsum.add(st, x)[0]
-        return st
-
     def _check(self, total, n: int, so_far, v) -> None:
         try:
             if self.fn == "SUM":
@@ -108,16 +100,16 @@ class Acc:
         raises :class:`CalcError` where a SUM or AVG cannot take it."""
         if self.distinct:
             if v is not None and v not in st:
-                if self.summing and st and self.kind == "float":
-                    if self.fn == "SUM":       # (a mean of doubles is always in range)
-                        before = self._float_total(st)
+                if self.summing and st:
+                    if self.kind != "float":
+                        total = st[0]
+                        for x in st[1:]:
+                            total = self._total(total, x)
+                        self._check(self._total(total, v), len(st) + 1, total, v)
+                    elif self.fn == "SUM":       # (a mean of doubles is always in range)
+                        before = exactsum.total(st)
                         if exactsum.add(before, v)[1]:
                             raise self._overflow(exactsum.value(before), v)
-                elif self.summing and st:
-                    total = st[0]
-                    for x in st[1:]:
-                        total = self._total(total, x)
-                    self._check(self._total(total, v), len(st) + 1, total, v)
                 st = st + [v]
             return st
         fn = self.fn
@@ -163,9 +155,7 @@ class Acc:
             return [arrival, v] if st[0] is None or arrival > st[0] else st
         raise ValueError(fn)
 
-    def merge(self, a, b, reach: float | None = None):
-        """``a`` and the partial ``b``; for a float SUM, ``reach`` bounds the sum of the
-        magnitudes of ``b``'s values (a pre-combined partial's, see :class:`PrecombineReach`)."""
+    def merge(self, a, b):
         if self.distinct:
             return a + [x for x in b if x not in a]
         fn = self.fn
@@ -173,8 +163,6 @@ class Acc:
             return a + b
         if self.kind == "float":
             if fn == "SUM":
-                if b is not None and not exactsum.fits(a, reach):
-                    raise PrecombineReach(self.text, exactsum.value(a))
                 return exactsum.merge(a, b)
             return [exactsum.merge(a[0], b[0]), a[1] + b[1]]
         if fn == "SUM":
@@ -203,7 +191,7 @@ class Acc:
             if not vals:
                 return None
             if self.fn in ("SUM", "AVG") and self.kind == "float":
-                return exactsum.value(self._float_total(vals), 1 if self.fn == "SUM" else len(vals))
+                return exactsum.value(exactsum.total(vals), 1 if self.fn == "SUM" else len(vals))
             if self.fn in ("SUM", "AVG"):
                 s = vals[0]
                 for v in vals[1:]:
@@ -230,29 +218,12 @@ class Acc:
         return st
 
 
-def _kind(call: AggCall) -> str:
+def sum_kind(call: AggCall) -> str:
     """How a SUM/AVG adds a value (the common cases inline in ``Acc.add``)."""
     t, arg = call.type, (call.arg.type if call.arg is not None else None)
     return ("int" if call.fn == "SUM" and t.is_integer else
             "mean" if call.fn == "AVG" and arg is not None and arg.is_integer else
             "float" if call.fn in ("SUM", "AVG") and t.is_approx else "exact")
-
-
-class PrecombineReach(StreamSqlError):
-    """A pre-combined partial of a float SUM met a group whose sum is within its reach of
-    DOUBLE's range: whether one of its rows must be refused (SEMANTICS.md 1) can only be decided
-    row by row, so the query stops rather than give another answer."""
-
-    def __init__(self, text: str, so_far: float):
-        super().__init__(
-            f"{text}: the sum so far ({show_value(so_far, DOUBLE)}) came within reach of DOUBLE's range, "
-            "where a pre-combined batch of rows cannot tell which row a SUM would have to refuse; run the "
-            f"query with pre-combining off (environment variable {PRECOMBINE_ENV}=0 where it starts) to step "
-            "this GROUP BY row by row")
-
-
-#: the environment variable that turns pre-combining a GROUP BY off ("0") on the Spark runtime
-PRECOMBINE_ENV = "STREAMSQL_PRECOMBINE"
 
 
 def _fit(v, t: SqlType):
@@ -382,9 +353,8 @@ class AggregateOp(Refusing, Operator):
             self.min_end = min(self.min_end, end)
         self.groups[k] = states
 
-    def add_partial(self, end: int, keys: tuple, states: list, reach: list | None = None) -> None:
-        """Merge a pre-combined partial into its group; ``reach``: per call, a bound of the sum
-        of the magnitudes of a float SUM's values in it (see :meth:`Acc.merge`)."""
+    def add_partial(self, end: int, keys: tuple, states: list) -> None:
+        """Merge a pre-combined partial into its group."""
         k = (end, keys)
         cur = self.groups.get(k)
         if cur is None:
@@ -393,8 +363,7 @@ class AggregateOp(Refusing, Operator):
                 self.open_stamps[k] = self._stamp(end, keys, states)
             self.min_end = min(self.min_end, end)
         else:
-            reach = reach or [None] * len(states)
-            self.groups[k] = [acc.merge(a, b, r) for acc, a, b, r in zip(self.accs, cur, states, reach)]
+            self.groups[k] = [acc.merge(a, b) for acc, a, b in zip(self.accs, cur, states)]
 
     def _stamp(self, end, keys, states) -> int:
         if self.stamp_fn is None:

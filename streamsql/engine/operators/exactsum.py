@@ -40,7 +40,7 @@ NON_FINITE = POS_INF | NEG_INF | NAN
 def scaled(v: float) -> int:
     """A finite double times 2**1074, exactly."""
     n, d = v.as_integer_ratio()
-    return n << (SCALE + 1 - d.bit_length())
+    return n << (_SHIFT - d.bit_length())
 
 
 def flag_of(v: float) -> int:
@@ -57,8 +57,6 @@ def _state(st):
     """A state (a plain float: a running sum saved before sums were exact, taken as it is)."""
     if type(st) is tuple or st is None:
         return st
-    if type(st) is list:
-        return tuple(st)
     v = float(st)
     f = flag_of(v)
     return (0 if f & NON_FINITE else scaled(v), f)
@@ -79,6 +77,14 @@ def add(st, v: float):
     if n or math.copysign(1.0, v) > 0:
         f |= NOT_NEG_ZERO
     return (s, f), (s >= OVERFLOW or s <= -OVERFLOW) and not f & NON_FINITE
+
+
+def total(values) -> tuple | None:
+    """The exact state of ``values`` added one by one (none refused when they came)."""
+    st = None
+    for x in values:
+        st = add(st, x)[0]
+    return st
 
 
 def merge(a, b):
@@ -140,4 +146,4 @@ def not_neg_zero(v: np.ndarray) -> np.ndarray:
 def reach_bound(abs_sum: float, n: int) -> float:
     """An upper bound of an exact sum of ``n`` magnitudes whose float sum (any order) is
     ``abs_sum``: rounding loses at most (n - 1) units of 2**-53 of it."""
-    return abs_sum * (1 + n * 2.0 ** -50) if abs_sum else 0.0
+    return abs_sum * (1 + n * 2.0 ** -50)

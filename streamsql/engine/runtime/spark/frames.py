@@ -20,7 +20,6 @@ makes it an operator error where the row fails.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,7 +29,7 @@ from ...plan import Field
 from .host import frontier
 from .source import EV_TIMELINE, NO_TRACE, unpack_timeline
 from .timeline import Timeline, union_points
-from .wire import unpack
+from .wire import restore_value, unpack
 
 EV_ROW, EV_META, EV_ERROR = 0, 3, 4
 
@@ -60,22 +59,6 @@ def value_col(inp: int, j: int) -> str:
     return f"x{inp}_{j}"
 
 
-def _restore(v, t):
-    if v is None or v is pd.NA or v is pd.NaT:
-        return None
-    if isinstance(v, float) and math.isnan(v) and not t.is_approx:
-        return None
-    if t.is_integer or t.name == "TIMESTAMP":
-        return int(v)
-    if t.is_approx:
-        return None if math.isnan(v) else float(v)
-    if t.name == "BOOLEAN":
-        return bool(v)
-    if isinstance(v, (np.generic,)):
-        return v.item()
-    return v
-
-
 def frame_values(rows: pd.DataFrame, inp: int, fields: list[Field]) -> list[tuple]:
     """The engine tuples of ``rows`` for operator input ``inp`` (NULLs as None, exact ints)."""
     return named_values(rows, [value_col(inp, j) for j in range(len(fields))], fields)
@@ -88,7 +71,7 @@ def named_values(rows: pd.DataFrame, names: list[str], fields: list[Field]) -> l
     cols = []
     for name, f in zip(names, fields):
         c = rows[name].tolist()
-        cols.append([_restore(v, f.type) for v in c])
+        cols.append([restore_value(v, f.type) for v in c])
     if not cols:
         return [()] * len(rows)
     return list(zip(*cols))

@@ -25,7 +25,7 @@ or not), and the rows of a group after it make a new partial, so that partials a
 reach the operator in row order. Fewer than 2**62 values below 2**960 cannot overflow a sum
 below 2**1022; only a group that big rows made bigger can, so a partial also carries a bound of
 the sum of its values' magnitudes (``reach``), and a partial that could take such a group out of
-range stops the query with :class:`~streamsql.engine.operators.aggregate.PrecombineReach`
+range stops the query with :class:`PrecombineReach`
 instead of giving another answer. ``STREAMSQL_PRECOMBINE=0`` in the environment turns
 pre-combining off (queries started afterwards step every GROUP BY row by row).
 
@@ -47,12 +47,40 @@ from ... import time as T
 from ...expr import NOT_MONOTONIC, Call, Col, Lit, Rowtime, monotonicity, rowtime_map_array
 from ...functions import can_fail
 from ...operators import exactsum
-from ...operators.aggregate import PRECOMBINE_ENV, Acc, AggregateOp
+from ...errors import StreamSqlError
+from ...functions.errors import show_value
+from ...operators.aggregate import AggregateOp, sum_kind
 from ...operators.base import encode_ints
 from ...plan import Aggregate
+from ...types import DOUBLE
 from .statecodec import dumps as dump_state, loads as load_state
 from .timeline import EV_TIMELINE, NO_TRACE, unpack_timeline
-from .wire import pack
+from .wire import pack, restore_value
+
+
+#: the environment variable that turns pre-combining a GROUP BY off ("0")
+PRECOMBINE_ENV = "STREAMSQL_PRECOMBINE"
+
+
+class PrecombineReach(StreamSqlError):
+    """A pre-combined partial of a float SUM met a group whose sum is within its reach of
+    DOUBLE's range: whether one of its rows must be refused (SEMANTICS.md 1) can only be decided
+    row by row, so the query stops rather than give another answer."""
+
+    def __init__(self, text: str, so_far: float):
+        super().__init__(
+            f"{text}: the sum so far ({show_value(so_far, DOUBLE)}) came within reach of DOUBLE's range, "
+            "where a pre-combined batch of rows cannot tell which row a SUM would have to refuse; run the "
+            f"query with pre-combining off (environment variable {PRECOMBINE_ENV}=0 where it starts) to step "
+            "this GROUP BY row by row")
+
+
+def check_reach(accs, states, reach) -> None:
+    """Raise :class:`PrecombineReach` where a float SUM's group state ``states[c]`` could leave
+    DOUBLE's range by adding, one by one, values whose magnitudes sum to at most ``reach[c]``."""
+    for acc, st, r in zip(accs, states, reach):
+        if r is not None and not exactsum.fits(st, r):
+            raise PrecombineReach(acc.text, exactsum.value(st))
 
 
 def eligible(node: Aggregate, stage) -> bool:
@@ -81,7 +109,7 @@ def _sums_safely(t) -> bool:
 
 def float_calls(node: Aggregate) -> list[int]:
     """The SUM/AVG calls of doubles (summed exactly, their big values stepped as rows)."""
-    return [c for c, a in enumerate(node.aggs) if not a.distinct and Acc(a).kind == "float" and a.arg is not None]
+    return [c for c, a in enumerate(node.aggs) if sum_kind(a) == "float"]
 
 
 def big_sql(node: Aggregate, arg_sql) -> str | None:
@@ -121,10 +149,13 @@ class PrecombinedAggregate:
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
         if isinstance(row, Partial):
-            if row.row is not None:
-                return self.op.on_row(ch, seq, rowtime, row.row, clocks, arrival)
-            self.op.add_partial(row.end, row.keys, row.states, row.reach)
-            return []
+            if row.row is None:
+                cur = self.op.groups.get((row.end, row.keys))
+                if cur is not None and row.reach:
+                    check_reach(self.op.accs, cur, row.reach)
+                self.op.add_partial(row.end, row.keys, row.states)
+                return []
+            row = row.row
         return self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
 
 
@@ -160,7 +191,6 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
         rows = rows.append_column("_seg", pa.array(np.cumsum(big), pa.int64()))
     rows = rows.append_column("_solo", pa.array(np.where(solo | big, np.arange(n), -1), pa.int64()))
     aggs = [("seq", "first"), ("sub", "first"), ("T", "min"), ("ort", "min")]
-    shifted = []
     for c, (valid, v) in fvals.items():
         ok = valid & ~big
         v = np.where(ok, v, 0.0)
@@ -168,9 +198,10 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
         rows = rows.append_column(f"_h{c}", pa.array(hi, pa.int64())).append_column(f"_l{c}", pa.array(lo, pa.int64()))
         rows = rows.append_column(f"_s{c}", pa.array(shift, pa.int64()))
         rows = rows.append_column(f"_z{c}", pa.array(exactsum.not_neg_zero(v).astype(np.int8), mask=~ok))
-        rows = rows.append_column(f"_a{c}", pa.array(np.abs(v)))
-        aggs += [(f"_z{c}", "max"), (f"_a{c}", "sum")]
-        shifted.append(c)
+        aggs.append((f"_z{c}", "max"))
+        if node.aggs[c].fn == "SUM":          # its reach (AVG never refuses)
+            rows = rows.append_column(f"_a{c}", pa.array(np.abs(v)))
+            aggs.append((f"_a{c}", "sum"))
     for c, a in enumerate(node.aggs):
         col = f"pa{c}"
         if a.fn == "COUNT":
@@ -183,7 +214,7 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
             aggs.append((col, a.fn.lower()))
     g = rows.group_by(keys, use_threads=False).aggregate(aggs)
     cols = {name: g.column(name).to_pylist() for name in g.column_names}
-    fsums = {c: float_sums(rows, keys, c) for c in shifted}
+    fsums = {c: float_sums(rows, keys, c) for c in fvals}
     ordered: dict = {}
     for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
         if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
@@ -199,7 +230,7 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     if big.any():
         idx = np.nonzero(big)[0]
         taken = rows.take(pa.array(idx))
-        rcols = [[_engine_value(v, f.type) for v in taken.column(f"rv{j}").to_pylist()]
+        rcols = [[restore_value(v, f.type) for v in taken.column(f"rv{j}").to_pylist()]
                  for j, f in enumerate(node.input.fields)]
         raws = {int(i): tuple(r) for i, r in zip(idx, zip(*rcols) if rcols else [()] * len(idx))}
     ik = keys.index("_solo")
@@ -244,17 +275,6 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     return out, gks
 
 
-def _engine_value(v, t):
-    """An Arrow value as the stage's rows hold it (frames.py ``_restore``: a NaN double is NULL)."""
-    if v is None or (t.is_approx and v != v):
-        return None
-    if t.is_approx:
-        return float(v)
-    if t.is_integer or t.name == "TIMESTAMP":
-        return int(v)
-    return v
-
-
 def float_sums(rows: pa.Table, keys: list[str], c: int) -> dict[tuple, int]:
     """Per group of ``rows`` (by ``keys``), the exact sum of call ``c``'s doubles scaled by
     2**1074 (exactsum.py), from their mantissa halves ``_h<c>``/``_l<c>`` and exponents
@@ -293,7 +313,7 @@ def combiner(node: Aggregate, schema: pa.Schema):
             for f in schema:
                 if f.name in g.column_names:
                     out[f.name] = g.column(f.name).cast(f.type)
-                elif f.name in ("ev", "sub"):
+                elif f.name == "ev":
                     out[f.name] = pa.array(np.zeros(n, dtype=np.int64)).cast(f.type)
                 else:
                     out[f.name] = pa.nulls(n, f.type)
