@@ -16,7 +16,7 @@ workbench's private state):
 - ``in_process``: whether events must pass through pumps or the runtime before their commit;
 - ``before_commit(seq, feed)``: pumps and in-process queries see an event before its commit;
 - ``begin_changes()``: from here on the append changes the catalog and the log (a failure is undone);
-- ``commit(entries, feeds)`` = ``write(entries)`` then ``publish(feeds)``;
+- ``write(entries)`` (steps 1 and 2: log segments, catalog) then ``publish(feeds)`` (step 3);
 - ``feeds(streams, start, end)``: the committed log entries per event, for what replays the log;
 - ``operator_errors(q, errors, batch)``: an error-only commit of rows a stage refused;
 - ``on_inject(f)`` / ``off_inject(f)`` / ``announce(what)``: the callbacks after each append.
@@ -128,27 +128,17 @@ class Commits:
         the same step. Queries on the error stream itself see it after those rows were added."""
         wb = self.wb
         wb.pumps.process_inline(seq, out)
-        for readers_of_errors in (False, True):
-            rt = wb.started_runtime
-            if rt is None:
-                continue
+        rt = wb.started_runtime
+        for readers_of_errors in ((False, True) if rt is not None else ()):
             for q, stream, err in rt.process_inline(seq, out, readers_of_errors):
                 wb.catalog.report_operator_error(seq, stream, q.name, err, out)
 
     # ------------------------------------------------------------------ the commit
 
-    def commit(self, entries: dict[str, list[LogEntry]], feeds: Feeds) -> None:
-        """Make the events up to ``catalog.next_seq - 1`` durable and visible, in the log's
-        order: the stream-log ``entries`` not written yet, the catalog snapshot (:meth:`write`),
-        then HEAD and the runtime hears of ``feeds`` (``[(seq, {stream: entries})]``, the events
-        just committed, for runtimes that want them). A failure before the catalog is written
-        leaves the caller to undo the append."""
-        self.write(entries)
-        self.publish(feeds)
-
     def write(self, entries: dict[str, list[LogEntry]]) -> None:
-        """Steps 1 and 2 of :meth:`commit`: the stream-log entries, then the catalog snapshot
-        (the commit point)."""
+        """Steps 1 and 2 of a commit of the events up to ``catalog.next_seq - 1``: the stream-log
+        ``entries`` not written yet, then the catalog snapshot (the commit point). A failure here
+        leaves the caller to undo the append."""
         wb = self.wb
         c = wb.catalog
         if entries:
@@ -157,8 +147,8 @@ class Commits:
         wb.save_catalog()
 
     def publish(self, feeds: Feeds) -> None:
-        """Step 3 of :meth:`commit`, after the catalog commit: HEAD (readers may see the
-        append), then the runtime."""
+        """Step 3, after the catalog commit: HEAD (readers may see the append), then the runtime
+        hears of ``feeds`` (``[(seq, {stream: entries})]``, the events just committed)."""
         wb = self.wb
         head = wb.catalog.next_seq - 1
         try:
@@ -185,19 +175,20 @@ class Commits:
         resumed query commits again exactly the deliveries a crash cut off."""
         wb = self.wb
         with wb.lock:
-            if batch is not None:
-                wb.lifecycle.errors_committed(q.name, batch)
             out: dict[str, list[LogEntry]] = {}
             for stream, err in errors:
                 wb.catalog.report_operator_error(err.step, stream, q.name, err, out)
             entries = out.get(ERROR_STREAM, [])
-            if not entries:
-                return
-            d = wb.catalog.streams[ERROR_STREAM]
-            n = (wb.catalog.late_commits or 0) + 1
-            wb.log.write_segments({d.uid: entries_table(d.fields, entries)}, late=n)
-            wb.catalog.late_commits = n
-            wb.save_catalog()
+            if entries:
+                d = wb.catalog.streams[ERROR_STREAM]
+                n = (wb.catalog.late_commits or 0) + 1
+                wb.log.write_segments({d.uid: entries_table(d.fields, entries)}, late=n)
+                wb.catalog.late_commits = n
+            # recorded once its rows are written (a failed write leaves the delivery to redo)
+            if batch is not None:
+                wb.lifecycle.errors_committed(q.name, batch)
+            if entries:
+                wb.save_catalog()
 
     # ------------------------------------------------------------------ a failed append
 

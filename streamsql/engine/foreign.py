@@ -86,7 +86,8 @@ def stamp_rowtime_columns(catalog, promoted: dict, pos: tuple = ()) -> bool:
     """A view (or query) stamps a foreign stream's rows with one of its columns (``promoted``:
     stream -> column): one column per stream, chosen before its first reader starts (rows read
     before were stamped by arrival). Errors at ``pos`` (line, col). Returns whether anything was
-    stamped, for the caller to save the catalog."""
+    newly stamped, for the caller to save the catalog."""
+    changed = False
     for s, col in promoted.items():
         f = catalog.streams[s].foreign
         cur = f.get("rowtime_column")
@@ -96,8 +97,10 @@ def stamp_rowtime_columns(catalog, promoted: dict, pos: tuple = ()) -> bool:
         if cur is None and f.get("files_done"):
             raise SqlError(f"Foreign stream '{s}' has already been read with arrival times; stamp it with "
                            f"{col} before its first reader starts", *pos)
-        f["rowtime_column"] = col
-    return bool(promoted)
+        if cur is None:
+            f["rowtime_column"] = col
+            changed = True
+    return changed
 
 
 class FileReader:

@@ -3,23 +3,16 @@ synchronously, before ``insert`` returns. A query resumed in a reopened workspac
 from its start, which rebuilds the same state and the same output."""
 from __future__ import annotations
 
-from ...catalog import LogEntry
 from ..base import Runtime
 from .query import LocalQuery
-
-
-def read_feeds(wb, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
-    """The stream-log entries of ``streams`` with ``start < seq <= end``, grouped by event."""
-    return wb.commits.feeds(streams, start, end)
 
 
 def replayed(wb, q, head: int) -> LocalQuery:
     """A fresh local query for ``q`` that has processed the log up to ``head`` (nothing delivered;
     its trace cut back to ``head``)."""
     lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks, q.name)
-    for seq, feed in read_feeds(wb, q.plan.streams, q.start_seq, head):
-        if seq > q.start_seq:
-            lq.process(seq, feed)
+    for seq, feed in wb.commits.feeds(q.plan.streams, q.start_seq, head):    # start_seq < seq
+        lq.process(seq, feed)
     q.trace.drop_after(head)
     return lq
 
@@ -52,7 +45,7 @@ class LocalRuntime(Runtime):
         q.handle = lq
         self.running[q.name] = (q, lq)
         if resume:
-            feeds = read_feeds(self.wb, q.plan.streams, q.start_seq, self.wb.last_seq)
+            feeds = self.wb.commits.feeds(q.plan.streams, q.start_seq, self.wb.last_seq)
             self._feed(q, lq, feeds)
             q.processed_seq = self.wb.last_seq
 
