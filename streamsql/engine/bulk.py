@@ -9,6 +9,7 @@ vector form is :mod:`streamsql.engine.lateness`, as the catalog's row form is.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -59,12 +60,23 @@ def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
     return out
 
 
-def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple:
-    """Returns ``(LoadResult, feeds)``; the caller writes HEAD and tells the runtime (after the
-    catalog commit here). ``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
+@dataclass
+class CheckedLoad:
+    """A load's data, checked and split per stream: nothing has changed yet."""
+    table: pa.Table
+    names: dict
+    rt: np.ndarray
+    is_bound: np.ndarray
+    errors: list
+    error_data: list
+    prepared: list          # (StreamDef, row positions, columns)
+
+
+def check_load(wb, streams, data, rowtime: str) -> CheckedLoad:
+    """The checks of a load, which only raise (:class:`EventError`) and change nothing.
+    ``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
     row; the rows of all streams interleave in the table's order, one step each). An optional
     boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
-    from .query import LoadResult
     table = _as_table(data)
     names = {n.upper(): n for n in table.column_names}
     n = table.num_rows
@@ -104,12 +116,20 @@ def load_columns(wb, streams, data, rowtime: str, chunk: int, progress) -> tuple
         raise EventError(f"column {rowtime}: event {i + 1} of the load has time {int(rt[i])}, outside the "
                          f"years 0001 to 9999")
     prepared = [(d, pos, _columns(d, table, names, rowtime, pos, is_bound | refused_all)) for d, pos in parts]
+    return CheckedLoad(table, names, rt, is_bound, errors, error_data, prepared)
+
+
+def apply_load(wb, checked: CheckedLoad, chunk: int, progress) -> tuple:
+    """The writes of a checked load. Returns ``(LoadResult, feeds)``; the caller writes HEAD and
+    tells the runtime (after the catalog commit here), or undoes the load if this fails."""
+    from .query import LoadResult
+    table, names, rt, is_bound = checked.table, checked.names, checked.rt, checked.is_bound
+    errors, error_data, n = checked.errors, checked.error_data, table.num_rows
     c = wb.catalog
     seq0 = c.next_seq
     err_bound0 = c.state[ERROR_STREAM].bound
-    wb.commits.begin_changes()     # from here on the catalog and the log change: a failure is undone
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
-    for d, pos, cols in prepared:
+    for d, pos, cols in checked.prepared:
         a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
                                        progress, [errors[i] for i in pos], [error_data[i] for i in pos])
         accepted += a

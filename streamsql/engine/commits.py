@@ -15,7 +15,6 @@ workbench's private state):
 
 - ``in_process``: whether events must pass through pumps or the runtime before their commit;
 - ``before_commit(seq, feed)``: pumps and in-process queries see an event before its commit;
-- ``begin_changes()``: from here on the append changes the catalog and the log (a failure is undone);
 - ``write(entries)`` (steps 1 and 2: log segments, catalog) then ``publish(feeds)`` (step 3);
 - ``feeds(streams, start, end)``: the committed log entries per event, for what replays the log;
 - ``operator_errors(q, errors, batch)``: an error-only commit of rows a stage refused;
@@ -43,8 +42,6 @@ class Commits:
 
     def __init__(self, wb):
         self.wb = wb
-        #: set by :meth:`begin_changes`: whether the running load has changed anything yet
-        self.changes_begun = False
         self._listeners: list[Callable] = []
 
     @property
@@ -98,29 +95,22 @@ class Commits:
         return tables
 
     def load(self, stream: str | None, data, rowtime: str, chunk: int, progress):
-        """``Workbench.load``: the bulk load's checks and writes (:func:`~streamsql.engine.bulk.load_columns`)
-        as one append. Data refused while it is checked changes nothing; a failure once the load
-        has begun its changes (:meth:`begin_changes`) is undone."""
-        from .bulk import load_columns
+        """``Workbench.load``: the bulk load's checks, then its writes (:mod:`~streamsql.engine.bulk`)
+        as one append. Data refused while it is checked changes nothing; a failure of the writes
+        is undone."""
+        from .bulk import apply_load, check_load
         wb = self.wb
         with wb.lock:
             d = wb.catalog.stream(stream) if stream is not None else None
+            checked = check_load(wb, d, data, rowtime)
             committed = wb.catalog.next_seq - 1
-            self.changes_begun = False
             try:
-                res, feeds = load_columns(wb, d, data, rowtime, chunk, progress)
+                res, feeds = apply_load(wb, checked, chunk, progress)
             except BaseException as e:
-                if not self.changes_begun:    # refused while checking the data: nothing changed
-                    raise
                 self.undo(committed, e, "the load")
             self.publish(feeds)
         self.announce(res)
         return res
-
-    def begin_changes(self) -> None:
-        """A bulk load calls this before it first changes the catalog or the log: from here on
-        a failure is undone (:meth:`undo`) instead of merely raised."""
-        self.changes_begun = True
 
     def before_commit(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
         """Pumps and queries that run in-process see the event before it is committed, so that
