@@ -170,7 +170,11 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     nk = len(node.keys)
     fcalls = float_calls(node)
     keys = ["bucket", "_end"] + [f"pk{m}" for m in range(nk)] + ["_solo"]
-    rows = rows.sort_by([("seq", "ascending"), ("sub", "ascending")])
+    # the input rows (``rv<j>``) are only read for big values: kept aside, not copied by the sort
+    rv = [name for name in rows.column_names if name.startswith("rv")]
+    raw, rows = rows.select(rv), rows.drop_columns(rv)
+    order = pc.sort_indices(rows, sort_keys=[("seq", "ascending"), ("sub", "ascending")])
+    rows = rows.take(order)
     n = rows.num_rows
     end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
     rows = rows.append_column("_end", pa.array(end, pa.int64()))
@@ -218,7 +222,8 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     ordered: dict = {}
     for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
         if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
-            nn = rows.filter(pc.is_valid(rows.column(f"pa{c}")))
+            part = rows.select(keys + ["seq", "sub", f"pa{c}"])
+            nn = part.filter(pc.is_valid(part.column(f"pa{c}")))
             how = "first" if a.fn == "FIRST_VALUE" else "last"
             h = nn.group_by(keys, use_threads=False).aggregate([("seq", how), ("sub", how), (f"pa{c}", how)])
             hk = [h.column(k).to_pylist() for k in keys]
@@ -229,7 +234,7 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     raws = {}
     if big.any():
         idx = np.nonzero(big)[0]
-        taken = rows.take(pa.array(idx))
+        taken = raw.take(order.take(pa.array(idx)))
         rcols = [[restore_value(v, f.type) for v in taken.column(f"rv{j}").to_pylist()]
                  for j, f in enumerate(node.input.fields)]
         raws = {int(i): tuple(r) for i, r in zip(idx, zip(*rcols) if rcols else [()] * len(idx))}
