@@ -217,12 +217,10 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
             box = drawn.bounding_box()
             assert box and box["width"] > 300 and box["height"] > 80
 
-            chart.scroll_into_view_if_needed()
-            chart.screenshot(path=str(OUT / "quickstart-timeline.png"))
+            _still(page, chart, "quickstart-timeline.png")
             join_chart = page.locator(".streamsql-workbench").nth(1).locator(".streamsql-timeline .vega-embed")
-            join_chart.scroll_into_view_if_needed()
             join_chart.locator("canvas, svg").first.wait_for(state="visible", timeout=60_000)
-            join_chart.screenshot(path=str(OUT / "quickstart-join-timeline.png"))
+            _still(page, join_chart, "quickstart-join-timeline.png")
             wb = page.locator(".streamsql-workbench").first
             wb.scroll_into_view_if_needed()
             page.screenshot(path=str(OUT / "quickstart.png"))
@@ -239,6 +237,19 @@ WORKBENCH_CELLS = [
     "%%streamsql --name orders -o orders --workbench\nSELECT STREAM ROWTIME, orderId, ticker, price FROM Orders",
     "%streamsql queries",
 ]
+
+
+def _still(page, locator, name: str, tries: int = 20) -> None:
+    """Screenshot a live chart: the widget redraws it (a new Vega element) when a batch arrives,
+    so an element found a moment ago can be gone; the locator finds the new one on a retry."""
+    for i in range(tries):
+        try:
+            _shot(page, locator, name)
+            return
+        except Exception as e:        # playwright's Error: "not attached to the DOM"
+            if "not attached" not in str(e) or i == tries - 1:
+                raise
+            page.wait_for_timeout(500)
 
 
 def _shot(page, locator, name: str) -> None:
