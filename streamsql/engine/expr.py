@@ -220,6 +220,45 @@ def _eager(e: Call, spec, g, args, text):
 FUNCTIONS = frozenset(F.TABLE)
 
 
+# --------------------------------------------------------------------------- over Arrow columns
+
+ArrowFn = Callable[[list, Any], Any]
+
+
+def arrow_expr(e: Expr) -> ArrowFn | None:
+    """``f(columns, rowtimes)`` computing ``e`` over a whole batch with Arrow kernels (``columns``
+    the input's Arrow arrays by position, ``rowtimes`` an int64 array), or None when some part of
+    ``e`` has no exact Arrow form. Only expressions that cannot raise a calculator error qualify:
+    the row evaluator decides which row raises first, and Arrow kernels would not."""
+    if F.can_fail(e):
+        return None
+    return _arrow(e)
+
+
+def _arrow(e: Expr) -> ArrowFn | None:
+    import pyarrow as pa
+
+    from .types import arrow_type
+    if isinstance(e, Col):
+        i = e.index
+        return lambda cols, rts: cols[i]
+    if isinstance(e, Rowtime):
+        return (lambda cols, rts: rts) if e.input == 0 else None
+    if isinstance(e, Lit):
+        if e.value is None or e.type.name in ("DECIMAL", "INTERVAL", "NULL"):
+            return None
+        s = pa.scalar(e.value, arrow_type(e.type))
+        return lambda cols, rts: s
+    if not isinstance(e, Call):
+        return None
+    spec = F.TABLE.get(e.fn)
+    kernel = spec.arrow(e) if spec is not None and spec.arrow is not None else None
+    args = [_arrow(a) for a in e.args]
+    if kernel is None or any(a is None for a in args):
+        return None
+    return lambda cols, rts: kernel([a(cols, rts) for a in args])
+
+
 # --------------------------------------------------------------------------- rowtime maps
 
 def apply_rowtime_map(e: Expr, t: int, input: int = 0) -> int:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import decimal
 import operator as o
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ..types import BOOLEAN, NULLTYPE, common_type
 from .spec import Fn, nullable
 from .sqltext import sql_or
@@ -199,20 +202,96 @@ def _is_type(ts, arg):
 
 
 _CMP_SAMPLES = (("INTEGER", "INTEGER"), ("DECIMAL(5,2)", "DOUBLE"), ("VARCHAR", "VARCHAR"), ("TIMESTAMP", "TIMESTAMP"),
-                ("BIGINT", "DECIMAL(38,0)"))
+                ("BIGINT", "DECIMAL(38,0)"), ("INTEGER", "DOUBLE"), ("REAL", "DOUBLE"), ("BIGINT", "DOUBLE"))
 _B2 = (("BOOLEAN", "BOOLEAN"),)
 
+# --------------------------------------------------------------------------- Arrow forms
+
+#: types whose Arrow arrays compare as their Python values do (DECIMAL and INTERVAL do not:
+#: Decimal against float, intervals stored as text)
+_ARROW_EXACT = {"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "REAL", "DOUBLE", "VARCHAR", "CHAR",
+                "TIMESTAMP"}
+_PC = {"=": "equal", "<>": "not_equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
+
+
+def _arrow_exact(a, b) -> bool:
+    """Arrow compares ``a`` and ``b`` as Python does: both of a type above, and no 64-bit integer
+    against a float (Arrow would round the integer to a double, Python compares exactly)."""
+    if a.name not in _ARROW_EXACT or b.name not in _ARROW_EXACT:
+        return False
+    wide = {"BIGINT", "TIMESTAMP"}
+    floats = {"REAL", "DOUBLE"}
+    return not ((a.name in wide and b.name in floats) or (b.name in wide and a.name in floats))
+
+
+def _cmp_arrow(e):
+    if not _arrow_exact(e.args[0].type, e.args[1].type):
+        return None
+    f = getattr(pc, _PC[e.fn])
+    return lambda xs: f(xs[0], xs[1])
+
+
+def _fold(kernel):
+    def f(xs):
+        r = xs[0]
+        for x in xs[1:]:
+            r = kernel(r, x)
+        return r
+    return f
+
+
+def _is_arrow(fn):
+    if fn == "IS_NULL":
+        return lambda e: lambda xs: pc.is_null(xs[0])
+    if fn == "IS_NOT_NULL":
+        return lambda e: lambda xs: pc.is_valid(xs[0])
+    want, neg = fn.endswith("TRUE"), "_NOT_" in fn
+
+    def build(e):
+        def f(xs):
+            v = xs[0] if want else pc.invert(xs[0])
+            v = pc.fill_null(v, False)
+            return pc.invert(v) if neg else v
+        return f
+    return build
+
+
+def _in_arrow(e):
+    """``v IN (literals)``: TRUE on a match, else NULL when ``v`` is NULL, else FALSE (no NULL
+    in the list: a NULL literal would make a miss NULL; left to the row evaluator)."""
+    from .. import expr as X
+    from ..types import arrow_type
+    v, rest = e.args[0], e.args[1:]
+    if not all(isinstance(x, X.Lit) and x.value is not None and _arrow_exact(v.type, x.type) for x in rest):
+        return None
+    # the list in ``v``'s Arrow type, if every literal is exactly a value of it
+    try:
+        values = pa.array([x.value for x in rest], arrow_type(v.type))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        return None
+    if [compare("=")(a, b) for a, b in zip(values.to_pylist(), (x.value for x in rest))] != [True] * len(rest):
+        return None
+
+    def f(xs):
+        hit = pc.is_in(xs[0], value_set=values)
+        return pc.if_else(pc.is_null(xs[0]), pa.scalar(None, pa.bool_()), hit)
+    return f
+
+
 TABLE = [
-    *(Fn(op, _cmp_type, lambda e: compare(e.fn), lambda e, xs: f"({xs[0]} {e.fn} {xs[1]})", samples=_CMP_SAMPLES)
+    *(Fn(op, _cmp_type, lambda e: compare(e.fn), lambda e, xs: f"({xs[0]} {e.fn} {xs[1]})", samples=_CMP_SAMPLES,
+         arrow=_cmp_arrow)
       for op in _OPS),
     Fn("AND", _logic_type, _and_python, lambda e, xs: "(" + " AND ".join(xs) + ")", lazy=True, strict=False,
-       flag=_stop_flag("FALSE"), samples=_B2),
+       flag=_stop_flag("FALSE"), samples=_B2, arrow=lambda e: _fold(pc.and_kleene)),
     Fn("OR", _logic_type, _or_python, lambda e, xs: "(" + " OR ".join(xs) + ")", lazy=True, strict=False,
-       flag=_stop_flag("TRUE"), samples=_B2),
+       flag=_stop_flag("TRUE"), samples=_B2, arrow=lambda e: _fold(pc.or_kleene)),
     Fn("NOT", lambda ts, arg: BOOLEAN.with_nullable(ts[0].nullable) if _bools(ts) else None,
-       lambda e: lambda v: not v, lambda e, xs: f"(NOT {xs[0]})", samples=(("BOOLEAN",),)),
+       lambda e: lambda v: not v, lambda e, xs: f"(NOT {xs[0]})", samples=(("BOOLEAN",),),
+       arrow=lambda e: lambda xs: pc.invert(xs[0])),
     *(Fn(fn, _is_type, _is(fn), _is_spark(fn), strict=False,
-         samples=(("BOOLEAN",),) if fn not in ("IS_NULL", "IS_NOT_NULL") else (("INTEGER",), ("VARCHAR",)))
+         samples=(("BOOLEAN",),) if fn not in ("IS_NULL", "IS_NOT_NULL") else (("INTEGER",), ("VARCHAR",)),
+         arrow=_is_arrow(fn))
       for fn in ("IS_NULL", "IS_NOT_NULL", "IS_TRUE", "IS_FALSE", "IS_NOT_TRUE", "IS_NOT_FALSE")),
     Fn("CASE", _case_type, _case_python, _case_spark, lazy=True, strict=False, flag=_case_flag,
        samples=(("BOOLEAN", "INTEGER", "INTEGER"), ("BOOLEAN", "VARCHAR", "BOOLEAN", "VARCHAR", "VARCHAR"))),
@@ -222,5 +301,8 @@ TABLE = [
        lambda e, xs: f"nullif({xs[0]}, {xs[1]})", strict=False, samples=(("INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"))),
     Fn("IN", lambda ts, arg: BOOLEAN.with_nullable(nullable(*ts)) if all(ts[0].same_kind(t) for t in ts[1:]) else None,
        _in_python, lambda e, xs: f"({xs[0]} IN (" + ", ".join(xs[1:]) + "))", strict=False,
-       samples=(("INTEGER", "INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"))),
+       samples=(("INTEGER", "INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"),
+                (("DOUBLE", ("lit", "INTEGER", 7), ("lit", "DOUBLE", 1.5)), None),
+                (("VARCHAR", ("lit", "VARCHAR", "x"), ("lit", "VARCHAR", "abc")), None)),
+       arrow=_in_arrow),
 ]

@@ -31,6 +31,10 @@ class Fn:
     - ``monotonic(call, ms)``: the call's monotonicity in ROWTIME from its arguments' (None:
       not monotonic unless constant);
     - ``plain(call, xs)``: the unchecked rendering (wrap-around, NULLs), for the benchmark only;
+    - ``arrow(call)``: a function of the arguments' Arrow arrays computing the value with Arrow
+      kernels, or None where Arrow would not give exactly the Python value (a lossy numeric
+      comparison, say); only for functions that never raise (the Spark log source filters with
+      it, :func:`streamsql.engine.expr.arrow_expr`);
     - ``samples``: argument type lists (and the non-expression operand) the table test walks.
     """
     name: str
@@ -45,6 +49,7 @@ class Fn:
     flag: Callable | None = None
     plain: Callable | None = None
     samples: tuple = ()
+    arrow: Callable | None = None
 
 
 def nullable(*types: SqlType) -> bool:

@@ -102,7 +102,8 @@ class SparkQuery:
         scan = (isinstance(first.node, Aggregate) and precombine.scan_eligible(first.node, first, len(stages), len(streams))
                 and all(lf.stream is None for i in stages[-1].inputs for lf in i.leaves))
         if scan:
-            spec["combine"] = precombine.scan_spec(first.node, buckets if any(partition_exprs(first.node)) else 1)
+            spec["combine"] = precombine.scan_spec(first.node, buckets if any(partition_exprs(first.node)) else 1,
+                                                   first.inputs[0].leaves[0].chain)
         self.scan_combined = scan
         src = spark.readStream.format(NAME).option("spec", json.dumps(spec)).load()
         outs: dict[int, object] = {}

@@ -29,10 +29,12 @@ range stops the query with :class:`PrecombineReach`
 instead of giving another answer. ``STREAMSQL_PRECOMBINE=0`` in the environment turns
 pre-combining off (queries started afterwards step every GROUP BY row by row).
 
-When the query is just that GROUP BY over one stream as it is (keys: columns and functions of
-ROWTIME; arguments: columns), the log source, which reads the log in Python anyway, combines
-the rows itself (:class:`ScanCombiner`): no row crosses from Spark to Python and back, only
-partials and the timeline.
+When the query is just that GROUP BY over one stream (keys: columns and functions of ROWTIME;
+arguments: columns), as it is or behind WHERE clauses and projections that cannot fail and that
+Arrow's kernels compute exactly as the row evaluator does (:func:`chain_fn`), the log source,
+which reads the log in Python anyway, filters and combines the rows itself
+(:class:`ScanCombiner`): no row crosses from Spark to Python and back, only partials and the
+timeline.
 """
 from __future__ import annotations
 
@@ -330,17 +332,67 @@ def combiner(node: Aggregate, schema: pa.Schema):
 
 def scan_eligible(node: Aggregate, stage, n_stages: int, n_streams: int) -> bool:
     """Whether the log source itself can pre-combine: the query is this one aggregate over one
-    stream as it is (no filter or projection in between), grouped by functions of ROWTIME and
-    plain columns, aggregating plain columns. Then no row crosses from Spark to Python at all
-    (the source reads the log in Python already): only partials and the timeline do."""
+    stream, behind WHERE clauses and projections the source can evaluate over Arrow columns
+    (:func:`chain_fn`), grouped by functions of ROWTIME and plain columns, aggregating plain
+    columns. Then no row crosses from Spark to Python at all (the source reads the log in Python
+    already): only partials and the timeline do."""
     if n_stages != 2 or n_streams != 1 or not eligible(node, stage):
         return False
     inp = stage.inputs[0]
-    if inp.leaves[0].chain or inp.post:
+    if inp.post or chain_fn(inp.leaves[0].chain) is None:
         return False
     if not all(isinstance(k, Col) or _time_key(k) for k in node.keys):
         return False
     return all(a.arg is None or isinstance(a.arg, Col) for a in node.aggs)
+
+
+def chain_fn(chain: list):
+    """The leaf's WHERE clauses and projections (innermost first) as one function of a batch's
+    Arrow columns and rowtimes, giving the rows' positions kept and the projected columns; None
+    when one of them cannot be evaluated exactly over Arrow (:func:`expr.arrow_expr`: it could
+    fail, or it has no exact Arrow form) or changes ROWTIME. A row a WHERE drops here is one the
+    Spark path leaves out at the source too (a stream leaf's own WHERE), trace or not."""
+    from ...expr import arrow_expr
+    from ...plan import Filter
+    from ...types import arrow_type
+    steps = []
+    for node in chain:
+        if isinstance(node, Filter):
+            f = arrow_expr(node.cond)
+            if f is None:
+                return None
+            steps.append((f, None))
+            continue
+        if node.rowtime is not None and not isinstance(node.rowtime, Rowtime):
+            return None
+        fs = [arrow_expr(e) for e in node.exprs]
+        if any(f is None for f in fs):
+            return None
+        steps.append((None, [(f, arrow_type(fl.type)) for f, fl in zip(fs, node.fields)]))
+
+    def run(cols: list, rowtime: np.ndarray) -> tuple[np.ndarray | None, list]:
+        keep = None                       # positions of the batch kept so far (None: all)
+        cols = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in cols]
+        for cond, items in steps:
+            rts = pa.array(rowtime if keep is None else rowtime[keep], pa.int64())
+            if cond is not None:
+                m = cond(cols, rts)
+                m = (pa.array(np.full(len(rts), m.as_py() is True)) if isinstance(m, pa.Scalar)
+                     else pc.fill_null(m, False))
+                at = np.flatnonzero(m.to_numpy(zero_copy_only=False))
+                keep = at if keep is None else keep[at]
+                cols = [c.take(pa.array(at)) for c in cols]
+            else:
+                cols = [_full(f(cols, rts), t, len(rts)) for f, t in items]
+        return keep, cols
+    return run
+
+
+def _full(v, t, n: int):
+    """An Arrow array of type ``t``: a scalar (a literal in a select list) repeated ``n`` times."""
+    if isinstance(v, pa.Scalar):
+        return pa.repeat(v, n).cast(t)
+    return v.cast(t) if v.type != t else v
 
 
 def _time_key(e) -> bool:
@@ -358,8 +410,8 @@ def _time_key(e) -> bool:
     return e.type.name == "TIMESTAMP" and pure(e)
 
 
-def scan_spec(node: Aggregate, buckets: int) -> dict:
-    return {"node": dump_state(node).decode(), "buckets": buckets}
+def scan_spec(node: Aggregate, buckets: int, chain: list | None = None) -> dict:
+    return {"node": dump_state(node).decode(), "buckets": buckets, "chain": dump_state(list(chain or [])).decode()}
 
 
 class ScanCombiner:
@@ -368,6 +420,8 @@ class ScanCombiner:
     def __init__(self, spec: dict):
         self.node: Aggregate = load_state(spec["node"].encode(), "the pre-combined scan's plan")
         self.buckets = int(spec["buckets"])
+        chain = load_state(spec["chain"].encode(), "the pre-combined scan's WHERE") if spec.get("chain") else []
+        self.chain = chain_fn(chain) if chain else None
         self.op = AggregateOp(self.node)
         self.floats = bool(float_calls(self.node))
         # the keys that pick a bucket (the others are functions of ROWTIME)
@@ -376,6 +430,12 @@ class ScanCombiner:
     def combine(self, seq: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table,
                 solo_from: int = NO_TRACE) -> pa.Table:
         """``values``: the stream's columns ``c<i>`` of these rows; ``solo_from``: the trace window."""
+        if self.chain is not None:
+            n = sum(1 for c in values.column_names if c[:1] == "c" and c[1:].isdigit())
+            keep, cols = self.chain([values.column(f"c{i}") for i in range(n)], rowtime)
+            if keep is not None:
+                seq, sub, rowtime = seq[keep], sub[keep], rowtime[keep]
+            values = pa.table({f"c{i}": c for i, c in enumerate(cols)})
         cols = {"bucket": pa.array(np.zeros(len(seq), np.int32)), "seq": pa.array(seq, pa.int64()),
                 "sub": pa.array(sub, pa.int32()), "T": pa.array(rowtime, pa.int64()),
                 "ort": pa.array(rowtime, pa.int64())}
@@ -384,7 +444,7 @@ class ScanCombiner:
                               else pa.array(rowtime_map_array(k, rowtime), pa.int64()))
         for c, a in enumerate(self.node.aggs):
             cols[f"pa{c}"] = values.column(f"c{a.arg.index}") if a.arg is not None else pa.nulls(len(seq), pa.int32())
-        if self.floats:     # the input row (the stream's), for big values stepped as rows
+        if self.floats:     # the input row (the aggregate's), for big values stepped as rows
             for j in range(len(self.node.input.fields)):
                 cols[f"rv{j}"] = values.column(f"c{j}")
         g, keys = partials(self.node, self.op, pa.table(cols), solo_from)
