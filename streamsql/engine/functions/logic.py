@@ -259,10 +259,10 @@ def _is_arrow(fn):
 def _in_arrow(e):
     """``v IN (literals)``: TRUE on a match, else NULL when ``v`` is NULL, else FALSE (no NULL
     in the list: a NULL literal would make a miss NULL; left to the row evaluator)."""
-    from .. import expr as X
     from ..types import arrow_type
     v, rest = e.args[0], e.args[1:]
-    if not all(isinstance(x, X.Lit) and x.value is not None and _arrow_exact(v.type, x.type) for x in rest):
+    # literals only (``expr.Lit``, the one node with a ``value``: the table does not import expr)
+    if not all(getattr(x, "value", None) is not None and _arrow_exact(v.type, x.type) for x in rest):
         return None
     # the list in ``v``'s Arrow type, if every literal is exactly a value of it
     try:
