@@ -6,7 +6,7 @@ for a million) replayed from the event log through:
   - a one-hour sliding per-ticker AVG (OVER RANGE INTERVAL '1' HOUR PRECEDING),
   - Spark's native ``withWatermark`` + ``groupBy(window(1 hour), ticker)`` over the same log,
   - a tumbling float AVG (``AVG(price)`` of a DOUBLE, summed exactly and pre-combined in the log
-    source) and the same with a ``WHERE price > 50`` before it (pre-combined by ``mapInArrow``),
+    source) and the same with a ``WHERE price > 50`` before it (filtered and pre-combined in the log source too),
     each beside Spark's native ``avg(price)`` (with the same ``where``) over the same log.
 Each is timed twice: started over the loaded log (start-up included: Spark plans the query and
 starts its Python workers) and as a query already running when the events are committed.
