@@ -9,10 +9,14 @@
 
 In a notebook: ``%load_ext streamsql`` and ``%%streamsql``.
 """
-from .engine.catalog import Event, Outcome
-from .engine.errors import (BadNameError, EventError, LateRowError, NameInUseError, SqlError, StreamSqlError,
-                            WorkspaceError)
-from .engine.workbench import ContinuousQuery, Workbench
+from importlib import import_module
+
+#: the public names, imported when first used: Spark's Python workers import the package on
+#: their way to one module (the log source, a stage), and each query start spawns a few of them
+_LAZY = {"Workbench": "engine.workbench", "ContinuousQuery": "engine.workbench", "Event": "engine.catalog",
+         "Outcome": "engine.catalog", **{n: "engine.errors" for n in (
+             "BadNameError", "EventError", "LateRowError", "NameInUseError", "SqlError", "StreamSqlError",
+             "WorkspaceError")}}
 
 __all__ = ["Workbench", "ContinuousQuery", "Event", "Outcome", "SqlError", "EventError", "LateRowError",
            "StreamSqlError", "WorkspaceError", "NameInUseError", "BadNameError", "workbench", "exercise"]
@@ -37,3 +41,16 @@ def load_ipython_extension(ipython):
     """``%load_ext streamsql`` registers the ``%%streamsql`` / ``%streamsql`` magics."""
     from .magics import load_ipython_extension as _load
     _load(ipython)
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'streamsql' has no attribute {name!r}")
+    value = getattr(import_module(f".{where}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
