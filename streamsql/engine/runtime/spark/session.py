@@ -228,7 +228,8 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         from .classdata import java_options
         cds = f"-XX:ArchiveClassesAtExit={DUMP_TO}" if DUMP_TO else java_options(home)
-        c.set("spark.driver.extraJavaOptions", f"{opts} {cds}".strip())
+        extra = os.environ.get("STREAMSQL_JAVA_OPTIONS", "")
+        c.set("spark.driver.extraJavaOptions", f"{opts} {cds} {extra}".strip())
         c.set("spark.executor.extraJavaOptions", opts)
         logf = open(_log_path, "ab")
         gateway = launch_gateway(c, popen_kwargs={"stdout": logf, "stderr": logf})
