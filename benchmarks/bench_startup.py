@@ -3,7 +3,7 @@
 ``--runs``, with the phases of each: interpreter, imports, workbench open, Spark (JVM and
 session, or the wait for the background start), the query's plan, its first micro-batch.
 
-Four ways, measured in the same run:
+Six ways, measured in the same run:
 
 - ``no prestart, no CDS``: Spark starts when the first query needs it (``STREAMSQL_PRESTART=0``)
   and its JVM loads every class itself (``STREAMSQL_CDS=0``): the baseline, what the code did
@@ -13,7 +13,9 @@ Four ways, measured in the same run:
   once (the plan and the catalog work overlap the JVM's start);
 - ``prestart + think``: the same with ``--think`` seconds between opening the workbench and the
   query (a user typing the first cell); the figure that counts for a notebook user is then the
-  wait from running the query cell to the first row.
+  wait from running the query cell to the first row;
+- ``prestart, C1`` and ``prestart + think, C1``: the last two with the driver JVM's quick
+  compiler only (``STREAMSQL_JAVA_OPTIONS=-XX:TieredStopAtLevel=1``, what the test suite uses).
 
 Targets: first row <= 8 s from a cold interpreter (stretch 4 s).
 
@@ -61,8 +63,12 @@ wb.close()
 """
 
 
-def one(prestart: bool, think: float, cds: bool = True) -> dict:
-    env = {**os.environ, "STREAMSQL_PRESTART": "1" if prestart else "0", "STREAMSQL_CDS": "1" if cds else "0"}
+C1 = "-XX:TieredStopAtLevel=1"
+
+
+def one(prestart: bool, think: float, cds: bool = True, java: str = "") -> dict:
+    env = {**os.environ, "STREAMSQL_PRESTART": "1" if prestart else "0", "STREAMSQL_CDS": "1" if cds else "0",
+           "STREAMSQL_JAVA_OPTIONS": java}
     t = time.monotonic()
     r = subprocess.run([sys.executable, "-c", CHILD, str(think)], capture_output=True, text=True, env=env,
                        cwd=ROOT, timeout=900)
@@ -90,18 +96,19 @@ def main():
     res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
            "date": time.strftime("%Y-%m-%d"), "runs": a.runs, "think": a.think}
     res["interpreter"] = statistics.median(interpreter() for _ in range(a.runs))
-    ways = {"no prestart, no CDS": (False, 0.0, False), "no prestart": (False, 0.0, True),
-            "prestart": (True, 0.0, True), "prestart + think": (True, a.think, True)}
+    ways = {"no prestart, no CDS": (False, 0.0, False, ""), "no prestart": (False, 0.0, True, ""),
+            "prestart": (True, 0.0, True, ""), "prestart + think": (True, a.think, True, ""),
+            "prestart, C1": (True, 0.0, True, C1), "prestart + think, C1": (True, a.think, True, C1)}
     keys = ("imports", "open", "JVM", "Spark session", "plan", "first batch", "query_to_row", "cold_to_row")
-    for name, (pre, think, cds) in ways.items():
-        runs = [one(pre, think, cds) for _ in range(a.runs)]
+    for name, (pre, think, cds, java) in ways.items():
+        runs = [one(pre, think, cds, java) for _ in range(a.runs)]
         res[name] = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
     print(f"interpreter start {res['interpreter']:.2f} s (median of {a.runs}); each column: median of {a.runs} fresh processes")
-    print(f"{'':18}" + "".join(f"{k:>14}" for k in keys))
+    print(f"{'':22}" + "".join(f"{k:>14}" for k in keys))
     for name in ways:
-        print(f"{name:18}" + "".join(f"{res[name][k]:>12.2f} s" for k in keys))
+        print(f"{name:22}" + "".join(f"{res[name][k]:>12.2f} s" for k in keys))
     base = res["no prestart, no CDS"]["cold_to_row"]
-    for name in ("no prestart", "prestart", "prestart + think"):
+    for name in ("no prestart", "prestart", "prestart + think", "prestart, C1", "prestart + think, C1"):
         print(f"{name}: cold start to first row {res[name]['cold_to_row']:.2f} s ({base / res[name]['cold_to_row']:.2f}x "
               f"faster than no prestart and no class-data archive, {base:.2f} s); query cell to first row {res[name]['query_to_row']:.2f} s   "
               f"target <= 8 s (stretch 4 s)")
