@@ -195,7 +195,7 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
 
             # the composed workbench of `merged`: rows so far, then Insert row on P's injector
             rows = page.locator(".streamsql-workbench .streamsql-query .streamsql-rows").first
-            rows.scroll_into_view_if_needed()
+            _retry(page, rows.scroll_into_view_if_needed)
             before = _rows(page)
             assert before == 5, page.locator(".streamsql-workbench .streamsql-query").first.inner_text()
             injector = page.locator(".streamsql-workbench .streamsql-injector").first
@@ -217,12 +217,12 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
             box = drawn.bounding_box()
             assert box and box["width"] > 300 and box["height"] > 80
 
-            _still(page, chart, "quickstart-timeline.png")
+            _shot(page, chart, "quickstart-timeline.png")
             join_chart = page.locator(".streamsql-workbench").nth(1).locator(".streamsql-timeline .vega-embed")
             join_chart.locator("canvas, svg").first.wait_for(state="visible", timeout=60_000)
-            _still(page, join_chart, "quickstart-join-timeline.png")
+            _shot(page, join_chart, "quickstart-join-timeline.png")
             wb = page.locator(".streamsql-workbench").first
-            wb.scroll_into_view_if_needed()
+            _retry(page, wb.scroll_into_view_if_needed)
             page.screenshot(path=str(OUT / "quickstart.png"))
         finally:
             browser.close()
@@ -239,23 +239,25 @@ WORKBENCH_CELLS = [
 ]
 
 
-def _still(page, locator, name: str, tries: int = 20) -> None:
-    """Screenshot a live chart: the widget redraws it (a new Vega element) when a batch arrives,
-    so an element found a moment ago can be gone; the locator finds the new one on a retry."""
+def _retry(page, action, tries: int = 20):
+    """Run a Playwright action on a live widget's element: the widget redraws parts of itself (a
+    new Vega element when a batch arrives, a new table), so an element found a moment ago can be
+    gone; the locator finds the new one on the next try."""
     for i in range(tries):
         try:
-            _shot(page, locator, name)
-            return
-        except Exception as e:        # playwright's Error: "not attached to the DOM"
+            return action()
+        except Exception as e:        # playwright's Error: "Element is not attached to the DOM"
             if "not attached" not in str(e) or i == tries - 1:
                 raise
             page.wait_for_timeout(500)
 
 
 def _shot(page, locator, name: str) -> None:
-    locator.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    locator.screenshot(path=str(OUT / name))
+    def shoot():
+        locator.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        locator.screenshot(path=str(OUT / name))
+    _retry(page, shoot)
 
 
 def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab):

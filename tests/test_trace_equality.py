@@ -175,7 +175,7 @@ def spark_queries(path, events, **kw) -> tuple:
     return wb, qs
 
 
-@settings(max_examples=3, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
+@settings(max_examples=2, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
 @given(events=EVENTS, batch_events=st.sampled_from([5, None]), buckets=st.sampled_from([1, 3]),
