@@ -24,9 +24,11 @@ def compare(op: str):
     def g(a, b):
         if a is None or b is None:
             return None
-        if isinstance(a, decimal.Decimal) and isinstance(b, float):
+        # an exact number against a DOUBLE compares as two DOUBLEs (as Spark and Java do: a
+        # BIGINT near 2**63 equals the DOUBLE it rounds to)
+        if isinstance(b, float) and isinstance(a, (int, decimal.Decimal)) and not isinstance(a, bool):
             a = float(a)
-        elif isinstance(b, decimal.Decimal) and isinstance(a, float):
+        elif isinstance(a, float) and isinstance(b, (int, decimal.Decimal)) and not isinstance(b, bool):
             b = float(b)
         return f(a, b)
     return g
