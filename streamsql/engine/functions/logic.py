@@ -218,7 +218,8 @@ _PC = {"=": "equal", "<>": "not_equal", "<": "less", "<=": "less_equal", ">": "g
 
 def _arrow_exact(a, b) -> bool:
     """Arrow compares ``a`` and ``b`` as Python does: both of a type above, and no 64-bit integer
-    against a float (Arrow would round the integer to a double, Python compares exactly)."""
+    against a float (both evaluators round it to a double, but whether Arrow's implicit cast
+    accepts every 64-bit value is Arrow's choice: left to the row evaluator)."""
     if a.name not in _ARROW_EXACT or b.name not in _ARROW_EXACT:
         return False
     wide = {"BIGINT", "TIMESTAMP"}
