@@ -37,8 +37,8 @@ QUERIES = {
     "group_by_scan": """SELECT STREAM STEP(ROWTIME BY INTERVAL '10' MINUTE) AS p, kk, COUNT(*) AS n, COUNT(x) AS cx,
                                SUM(x) AS s, AVG(x) AS a, MAX(x) AS mx, FIRST_VALUE(x) AS f, LAST_VALUE(b) AS lb
                         FROM (SELECT STREAM ROWTIME, x, k AS kk, x > 1 AS b FROM S
-                              WHERE (x IN (1, 3) OR x IS NULL OR k IS NULL) AND (k IS NULL OR NOT k = 'b'))
-                        WHERE b IS NOT TRUE OR kk IS NULL
+                              WHERE NOT (x < 0 AND k = 'b') AND (k IS NULL OR k IN ('a', 'b')))
+                        WHERE b OR x IS NULL OR x = 1 OR kk IS NULL
                         GROUP BY STEP(ROWTIME BY INTERVAL '10' MINUTE), kk""",
     "over": """SELECT STREAM k, x, SUM(x) OVER (PARTITION BY k RANGE INTERVAL '5' MINUTE PRECEDING) AS s,
                       COUNT(*) OVER (ROWS 2 PRECEDING) AS c, MIN(x) OVER (PARTITION BY FLOOR(S.ROWTIME TO HOUR)) AS m
