@@ -253,8 +253,10 @@ def _arrow(e: Expr) -> ArrowFn | None:
         return None
     spec = F.TABLE.get(e.fn)
     kernel = spec.arrow(e) if spec is not None and spec.arrow is not None else None
+    if kernel is None:
+        return None
     args = [_arrow(a) for a in e.args]
-    if kernel is None or any(a is None for a in args):
+    if any(a is None for a in args):
         return None
     return lambda cols, rts: kernel([a(cols, rts) for a in args])
 

@@ -213,6 +213,7 @@ _B2 = (("BOOLEAN", "BOOLEAN"),)
 #: Decimal against float, intervals stored as text)
 _ARROW_EXACT = {"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "REAL", "DOUBLE", "VARCHAR", "CHAR",
                 "TIMESTAMP"}
+_WIDE, _FLOATS = {"BIGINT", "TIMESTAMP"}, {"REAL", "DOUBLE"}
 _PC = {"=": "equal", "<>": "not_equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
 
 
@@ -222,9 +223,7 @@ def _arrow_exact(a, b) -> bool:
     accepts every 64-bit value is Arrow's choice: left to the row evaluator)."""
     if a.name not in _ARROW_EXACT or b.name not in _ARROW_EXACT:
         return False
-    wide = {"BIGINT", "TIMESTAMP"}
-    floats = {"REAL", "DOUBLE"}
-    return not ((a.name in wide and b.name in floats) or (b.name in wide and a.name in floats))
+    return not ({a.name, b.name} & _WIDE and {a.name, b.name} & _FLOATS)
 
 
 def _cmp_arrow(e):
@@ -272,7 +271,8 @@ def _in_arrow(e):
         values = pa.array([x.value for x in rest], arrow_type(v.type))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
         return None
-    if [compare("=")(a, b) for a, b in zip(values.to_pylist(), (x.value for x in rest))] != [True] * len(rest):
+    eq = compare("=")
+    if not all(eq(a, x.value) is True for a, x in zip(values.to_pylist(), rest)):
         return None
 
     def f(xs):

@@ -422,6 +422,7 @@ class ScanCombiner:
         self.buckets = int(spec["buckets"])
         chain = load_state(spec["chain"].encode(), "the pre-combined scan's WHERE") if spec.get("chain") else []
         self.chain = chain_fn(chain) if chain else None
+        self.width = len(chain[0].input.fields) if chain else 0     # the stream's columns, read by the chain
         self.op = AggregateOp(self.node)
         self.floats = bool(float_calls(self.node))
         # the keys that pick a bucket (the others are functions of ROWTIME)
@@ -431,8 +432,7 @@ class ScanCombiner:
                 solo_from: int = NO_TRACE) -> pa.Table:
         """``values``: the stream's columns ``c<i>`` of these rows; ``solo_from``: the trace window."""
         if self.chain is not None:
-            n = sum(1 for c in values.column_names if c[:1] == "c" and c[1:].isdigit())
-            keep, cols = self.chain([values.column(f"c{i}") for i in range(n)], rowtime)
+            keep, cols = self.chain([values.column(f"c{i}") for i in range(self.width)], rowtime)
             if keep is not None:
                 seq, sub, rowtime = seq[keep], sub[keep], rowtime[keep]
             values = pa.table({f"c{i}": c for i, c in enumerate(cols)})
