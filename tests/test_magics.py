@@ -312,6 +312,8 @@ def test_sub_commands(ip, run, tmp_path):
     c = run("%streamsql steps merged")
     st = ip.user_ns["_"]                      # the view the cell displayed
     st.scrubber.slider.value = 1              # issue 14: the scrubber under the step table marks its step
+    from streamsql.widgets.hooks import REDRAWER
+    assert REDRAWER.idle(30)                  # views redraw on their own thread
     assert st.highlight == 1 and st.steps_html.value.count('class="at-step"') == 1
     assert st.scrubber.state().rows == [] and st.scrubber.text().startswith("After step 1: P 01:00 p1")
     c = run("%streamsql timeline")
