@@ -529,7 +529,7 @@ def test_timeline_spreads_marks_names_backwards_bounds_and_bins_loaded_rows(wb_l
     spec = vega.spec_of(timeline_chart(q))
     color = spec["vconcat"][0]["layer"][0]["encoding"]["color"]
     assert color["scale"]["domain"] == ["row", "backwards bound", "clock", "released row", "output bound"]  # only what is drawn
-    assert "backwards bound: before its producer's clock (refused)" in color["legend"]["labelExpr"]
+    assert "backwards bound: refused" in color["legend"]["labelExpr"]
     # a load: its rows are in the step table and the timeline; more than are drawn: binned as well
     t0 = ms("2006-10-10 10:01:00")
     wb.load("S", {"ROWTIME": pa.array(np.arange(t0, t0 + 600_000, 1000, dtype=np.int64)),
@@ -712,3 +712,23 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     q.wait()
     s.extend()
     assert (s.last, s.slider.value) == (5, 2)
+
+
+def test_timeline_stacks_many_marks_at_one_spot_and_labels_them_once(wb_local):
+    """Twelve rows at one rowtime: the chart draws five of them spread apart, the fifth's tooltip
+    counts the other seven, and the spot carries one label naming the run of steps."""
+    from streamsql.widgets.timeline import STACK, drawn
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    for x in range(12):
+        wb_local.insert("S", {"x": x}, rowtime="2006-10-10 10:00:00")
+    lanes, recs = timeline_records(q)
+    rows = [r for r in recs if r["what"] == "row"]
+    assert len(rows) == 12                                             # the data keeps every row
+    shown = [r for r in drawn(recs) if r["lane"] == "S" and r["t"] == ms("2006-10-10 10:00:00")]
+    assert len(shown) == STACK == 5
+    assert sorted(r["dy"] for r in shown) == [-12.0, -6.0, 0.0, 6.0, 12.0]      # 24 px, 5 marks
+    assert shown[-1]["detail"].endswith("(and 8 more marks at this time)")   # 7 rows and the clock
+    assert [r["label"] for r in recs if r["label"]] == ["1–12", "1–12"]      # the input spot, the output spot
+    spec = vega.spec_of(timeline_chart(q))
+    assert len([v for v in spec["data"]["values"] if v["what"] == "row"]) == 5

@@ -39,12 +39,13 @@ def _section(title: str) -> widgets.HTML:
 #: the workbench's parts fit one screen (1280×800): the everyday loop (type, click, see the row
 #: released or held and why) above, the timeline, step table and scrubber in tabs below; every
 #: part has a fixed height, so nothing moves under the mouse between clicks
-MAIN_HEIGHT = "290px"
-ROWS_HEIGHT = "170px"
-WHY_HEIGHT = "112px"
-TABS_HEIGHT = "320px"
-INJECT_WIDTH = "400px"
+MAIN_HEIGHT = "270px"
+ROWS_HEIGHT = "160px"
+WHY_HEIGHT = "104px"
+TABS_HEIGHT = "266px"
+INJECT_WIDTH = "430px"
 TABS = ("Timeline", "Steps", "Back to step")
+TIMELINE_WIDTH = 500
 
 
 def _box(children, **layout) -> widgets.Box:
@@ -66,7 +67,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
                 d = self.wb.catalog.streams.get(s)
                 if d is not None and not d.system:          # the error stream is written by the engine
                     self.injectors[s] = Injector(self.wb, s)
-        self.timeline = Timeline(q)
+        self.timeline = Timeline(q, width=TIMELINE_WIDTH)
         self.steps = StepTable(q, limit=steps_limit, player=player,
                                base=player.base if player is not None else 0)
         # back through the steps (interactive only: the snapshot and the text show the present)
@@ -79,8 +80,10 @@ class WorkbenchView(StaticMixin, widgets.VBox):
             self.scrubber.slider.observe(lambda _c: self.timeline.mark(), names="value")
 
         # the everyday loop: injectors on the left, released rows and what is held or open on the right
+        # a reversed column starts scrolled to its end, so the newest rows show
         rows = _box([self.live.table], height=ROWS_HEIGHT, overflow="auto", display="flex",
-                    flex_flow="column-reverse")         # anchored at the bottom: the newest rows show
+                    flex_flow="column-reverse")
+        self.live.table.layout.margin = "0 0 auto 0"     # short: at the top; long: scrolled to its end
         why = _box([self.live.open_table], height=WHY_HEIGHT, overflow="auto")
         right = widgets.VBox([rows, why], layout=widgets.Layout(flex="1 1 auto", min_width="0", height=MAIN_HEIGHT))
         main = [right]
@@ -93,13 +96,20 @@ class WorkbenchView(StaticMixin, widgets.VBox):
                 left.add_class("streamsql-inject-tabs")
             main = [_box([left], width=INJECT_WIDTH, min_width=INJECT_WIDTH, height=MAIN_HEIGHT,
                          overflow="auto", margin="0 10px 0 0"), right]
-        self.tabs = widgets.Tab(children=[_box([p], height=TABS_HEIGHT, overflow="auto") for p in parts],
-                                titles=TABS[:len(parts)])
+        boxes = [_box([self.timeline], height=TABS_HEIGHT, overflow="auto"),
+                 # the step table, like the rows, starts scrolled to its newest steps
+                 _box([self.steps], height=TABS_HEIGHT, overflow="auto", display="flex", flex_flow="column-reverse")]
+        self.steps.layout.margin = "0 0 auto 0"
+        if self.scrubber is not None:          # its slider stays put; the panel under it scrolls
+            self.scrubber.panel_box.layout.height = f"calc({TABS_HEIGHT} - 44px)"
+            boxes.append(_box([self.scrubber], height=TABS_HEIGHT))
+        self.tabs = widgets.Tab(children=boxes, titles=TABS[:len(parts)])
         self.tabs.add_class("streamsql-workbench-tabs")
         self.tabs.observe(lambda _c: self._shown_tab(), names="selected_index")
         self._shown_tab()
-        super().__init__([self.live.header_box, widgets.HBox(main, layout=widgets.Layout(width="100%")),
-                          self.tabs])
+        top = widgets.VBox([self.live.header_box, widgets.HBox(main, layout=widgets.Layout(width="100%"))])
+        top.add_class("streamsql-query")          # the query's own part: status, injectors, rows, why
+        super().__init__([top, self.tabs])
         self.add_class("streamsql-workbench")
 
     def _shown_tab(self) -> None:

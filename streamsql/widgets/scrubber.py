@@ -139,7 +139,8 @@ class StepScrubber(LiveView, widgets.VBox):
         self.next.on_click(lambda _b: self.move(1))
         self.panel = widgets.HTML()
         self.slider.observe(lambda _c: self.show(), names="value")
-        super().__init__([widgets.HBox([self.prev, self.slider, self.next]), self.panel])
+        self.panel_box = widgets.Box([self.panel], layout=widgets.Layout(overflow="auto"))
+        super().__init__([widgets.HBox([self.prev, self.slider, self.next]), self.panel_box])
         self.add_class("streamsql-scrubber")
         #: False while the view sits in a tab that is not shown: it then waits to redraw
         self.visible = True

@@ -49,11 +49,14 @@ KINDS = [
 ]
 #: what a legend entry means, where the name alone does not say it
 MEANING = {
-    "eclipsed bound": "eclipsed bound: not past the clock, says nothing new (dropped)",
-    "backwards bound": "backwards bound: before its producer's clock (refused)",
-    "kept row": "kept row: held by the join for partners still to come",
-    "rows (binned)": "rows (binned): every row, counted per bin",
+    "eclipsed bound": "eclipsed bound: says nothing new",
+    "backwards bound": "backwards bound: refused",
+    "kept row": "kept row: for partners to come",
+    "rows (binned)": "rows (binned): counted per bin",
 }
+#: at most this many marks are drawn at one spot (lane and time); the last drawn one's tooltip
+#: counts the rest (a join that releases hundreds of rows at one rowtime stays one stack)
+STACK = 5
 #: kinds whose marks are events: they carry the step that caused them
 EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
 #: how far apart (pixels) marks at the same lane and time are drawn
@@ -323,9 +326,14 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
         if r["what"] not in ("open window", "rows (binned)"):
             spots.setdefault((r["lane"], r["t"]), []).append(r)
     for group in spots.values():
-        n = len(group)
-        for k, r in enumerate(group):
+        n = min(len(group), STACK)
+        for k, r in enumerate(group[:n]):
             r["dy"] = round((k - (n - 1) / 2) * min(SPREAD, 24 / max(1, n - 1)), 1) if n > 1 else 0
+        if len(group) > STACK:
+            more = group[STACK - 1]
+            more["detail"] = f"{more['detail']} (and {len(group) - STACK} more marks at this time)"
+            for r in group[STACK:]:
+                r["stacked"] = True
     _label(spots)
     return lanes, recs
 
@@ -400,7 +408,7 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     kinds = [(k, c) for k, c in KINDS if k in present] or KINDS[:1]
     whats = [k for k, _c in kinds]
     legend_labels = " : ".join(f"datum.label == {k!r} ? {MEANING[k]!r}" for k, _c in kinds if k in MEANING)
-    legend = alt.Legend(title=None, orient="bottom", columns=3, labelLimit=360, symbolOpacity=1,
+    legend = alt.Legend(title=None, orient="right", columns=1, labelLimit=210, symbolOpacity=1,
                         labelExpr=(legend_labels + " : datum.label") if legend_labels else alt.Undefined)
     color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in kinds]), legend=legend)
     tooltip = [alt.Tooltip("what:N"), alt.Tooltip("lane:N"), alt.Tooltip("at:N", title="step"),
@@ -441,7 +449,8 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     main = alt.layer(*layers).properties(name="main", width=width, height=max(60, 28 * len(lanes)), title=name)
     brush = alt.selection_interval(encodings=["x"], name="steps")
     step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),
-                   axis=alt.Axis(format="d", tickMinStep=1, title="step (as in the step table): drag to brush steps"))
+                   axis=alt.Axis(format="d", tickMinStep=1, labelExpr="datum.value % 1 ? '' : datum.label",
+                                 title="step (as in the step table): drag to brush steps"))
     step_y = alt.Y("lane:N", scale=alt.Scale(domain=list(step_lanes), type="point", padding=0.5),
                    sort=list(step_lanes), title=None)
     events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
@@ -455,6 +464,12 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     return alt.vconcat(main, strip, data=data, spacing=6).resolve_scale(color="shared")
 
 
+def drawn(recs: list[dict]) -> list[dict]:
+    """The records a chart draws: of the marks at one spot, the first :data:`STACK` (the last of
+    them counts the rest in its tooltip)."""
+    return [r for r in recs if not r.get("stacked")]
+
+
 def _scrub_record(step: int | None) -> list[dict]:
     return [] if step is None else [{"what": "scrubber step", "step": step, "lane": None, "t": None}]
 
@@ -465,7 +480,7 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
     ``step`` (the step scrubber's) is marked on the step axis."""
     lanes, recs = timeline_records(q)
     return _chart(f"Timeline of query {q.name}", *_layout(q, lanes, recs), width,
-                  alt.Data(values=recs + _scrub_record(step)))
+                  alt.Data(values=drawn(recs) + _scrub_record(step)))
 
 
 def timeline_summary(q) -> str:
@@ -538,7 +553,7 @@ class Timeline(LiveView, StaticMixin, widgets.VBox):
         """Give the chart the query's current data (a new spec only when its shape changed)."""
         lanes, recs = timeline_records(self.q)
         layout = _layout(self.q, lanes, recs)
-        values = recs + _scrub_record(self.marked_step())
+        values = drawn(recs) + _scrub_record(self.marked_step())
         if layout != self._layout_shown:
             spec = vega.spec_of(_chart(f"Timeline of query {self.q.name}", *layout, self.width,
                                        alt.Data(name=vega.DATA)))

@@ -125,8 +125,8 @@ function render({ model, el }) {
     }
     waiting.classList.add("streamsql-busy");
     const items = [...pending.values()];
-    waiting.textContent = `${items.length} pending (the kernel is busy): ` +
-      items.slice(0, 3).join("; ") + (items.length > 3 ? `; … ${items.length - 3} more` : "");
+    waiting.textContent = `${items.length} pending (the kernel is busy), applied in click order:\n` +
+      (items.length > 1 ? `${items[0]} … ${items[items.length - 1]}` : items[0]);
   }
 
   // a value set by Python (a cell that fills the form) shows; our own values echoed back do not
@@ -228,7 +228,7 @@ function render({ model, el }) {
     h("div", { class: "streamsql-inj-line" }, insert),
     h("div", { class: "streamsql-inj-line" }, h("label", { class: "streamsql-inj-label", text: "bound" }), bound,
       h("label", { class: "streamsql-strict-label", title: "a strict bound: every later row has rowtime > it" },
-        strict, "strict_on"), punct),
+        strict, "strict"), punct),
     producers, message, waiting);
   return () => pending.clear();
 }

@@ -5,7 +5,7 @@ export default {
   initialize() {
     const g = globalThis;
     if (!g.__streamsqlVega) {
-      g.__streamsqlVega = { vegaEmbed, vega };
+      g.__streamsqlVega = { vegaEmbed };
       for (const resolve of g.__streamsqlVegaWaiters || []) resolve(g.__streamsqlVega);
       g.__streamsqlVegaWaiters = [];
     }

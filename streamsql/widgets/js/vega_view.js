@@ -10,7 +10,7 @@ function vegaLibrary() {
 
 async function render({ model, el }) {
   el.classList.add("streamsql-vega");
-  const { vegaEmbed, vega } = await vegaLibrary();
+  const { vegaEmbed } = await vegaLibrary();
   let view = null;
   let finalize = null;
   let shown = 0;              // the spec drawn last (a newer one replaces an older one in flight)
@@ -18,20 +18,21 @@ async function render({ model, el }) {
 
   async function draw() {
     const mine = ++shown;
-    const spec = model.get("spec");
+    const spec = structuredClone(model.get("spec"));
     if (!spec || !Object.keys(spec).length) return;
-    const res = await vegaEmbed(el, structuredClone(spec), { actions: false, mode: "vega-lite" });
+    spec.data = { name: data(), values: structuredClone(model.get("values") || []) };   // drawn with its data
+    const res = await vegaEmbed(el, spec, { actions: false, mode: "vega-lite" });
     if (mine !== shown) { res.finalize(); return; }
     if (finalize) finalize();
     view = res.view;
     finalize = res.finalize;
-    await update();
+    el.dataset.points = String((model.get("values") || []).length);
   }
 
   async function update() {
     if (!view) return;
     const values = structuredClone(model.get("values") || []);
-    view.change(data(), vega.changeset().remove(() => true).insert(values));
+    view.change(data(), view.changeset().remove(() => true).insert(values));
     await view.runAsync();
     el.dataset.points = String(values.length);
   }
