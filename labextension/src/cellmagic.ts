@@ -12,6 +12,8 @@
  * type changes with the kernel), never on an ordinary keystroke.
  *
  * A `%streamsql` line magic, and every other cell, keep JupyterLab's own language.
+ *
+ * The extension also holds the cell's marked SQL error (src/errors.ts).
  */
 import { Compartment, EditorState, Extension, Prec, Text } from '@codemirror/state';
 import { Decoration, EditorView } from '@codemirror/view';
@@ -19,31 +21,12 @@ import { syntaxHighlighting } from '@codemirror/language';
 import { classHighlighter } from '@lezer/highlight';
 import { CodeEditor } from '@jupyterlab/codeeditor';
 
+import { sqlErrorField } from './errors';
 import { streamsqlLanguage } from './language';
+import { magicLine } from './magicline';
 
 /** The MIME type JupyterLab gives the code cells of an IPython kernel's notebooks and consoles. */
 export const IPYTHON_MIME = 'text/x-ipython';
-
-/** IPython drops blank lines before a cell magic, which must then start its line. */
-const CELL_MAGIC = /^%%streamsql(?:\s|$)/;
-/** How many lines the search for the magic's line looks at. */
-const MAX_LEADING_BLANK = 50;
-
-/**
- * The 1-based number of the `%%streamsql` line of a document, or 0 when the document is not a
- * `%%streamsql` cell.
- */
-export function magicLine(doc: Text): number {
-  const last = Math.min(doc.lines, MAX_LEADING_BLANK);
-  for (let n = 1; n <= last; n++) {
-    const text = doc.line(n).text;
-    if (text.trim() === '') {
-      continue;
-    }
-    return CELL_MAGIC.test(text) ? n : 0;
-  }
-  return 0;
-}
 
 /** The magic's line, marked as a whole: its options are the magic's, not SQL. */
 const magicLineMark = Decoration.mark({ class: 'cm-streamsql-magic' });
@@ -80,6 +63,7 @@ export function cellMagicExtension(model: CodeEditor.IModel): Extension {
       return compartment.get(tr.startState) === wanted
         ? null
         : { effects: compartment.reconfigure(wanted) };
-    })
+    }),
+    sqlErrorField
   ];
 }

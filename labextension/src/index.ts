@@ -1,5 +1,6 @@
 /**
- * streamsql's JupyterLab 4 extension: the SQL in `%%streamsql` cells is highlighted as SQL.
+ * streamsql's JupyterLab 4 extension: the SQL in `%%streamsql` cells is highlighted as SQL, and
+ * the position of a SQL error that such a cell printed is marked in its editor.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import {
@@ -8,7 +9,10 @@ import {
   IEditorLanguageRegistry
 } from '@jupyterlab/codemirror';
 
+import { INotebookTracker } from '@jupyterlab/notebook';
+
 import { cellMagicExtension } from './cellmagic';
+import { followNotebooks } from './errors';
 import { STREAMSQL_MIME, streamsqlLanguage } from './language';
 
 /**
@@ -46,4 +50,15 @@ const cellMagicPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [languagePlugin, cellMagicPlugin];
+/** The position of a `%%streamsql` cell's SQL error marked in its editor (src/errors.ts). */
+const sqlErrorPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'streamsql-labextension:sql-errors',
+  description: "The position of a %%streamsql cell's SQL error marked in its editor.",
+  autoStart: true,
+  requires: [INotebookTracker],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
+    followNotebooks(tracker);
+  }
+};
+
+export default [languagePlugin, cellMagicPlugin, sqlErrorPlugin];
