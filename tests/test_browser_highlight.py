@@ -112,15 +112,26 @@ PY_CELL = """def total(prices):
 SELECT = 'a Python string'"""
 LINE_CELL = "%streamsql SELECT STREAM ROWTIME, ticker FROM Orders WHERE price > 1"
 ERROR_CELL = """%%streamsql
-SELECT STREAM ROWTIME, nme
+SELECT STREAM ROWTIME,
+       nme
 FROM Orders"""
+INTERPOLATED_CELL = """%%streamsql
+SELECT STREAM ROWTIME FROM Orders WHERE ticker = {{name}} AND nme = 1"""
+STOP_CELL = """%%streamsql
+SELECT STREAM ROWTIME FROM Orders WHERE ("""
 CELLS = [
-    "%load_ext streamsql\n%config StreamSql.engine = 'local'",   # no Spark: the kernel answers in a second
+    "%load_ext streamsql\n%config StreamSql.engine = 'local'\nname = 'ORCL'",   # no Spark: answers in a second
     SQL_CELL,
     PY_CELL,
     LINE_CELL,
-    ERROR_CELL,
+    ERROR_CELL,           # 4: SQL error: line 2:8: Column 'NME' not found (printed)
+    INTERPOLATED_CELL,    # 5: the error's line is the interpolated one, not the cell's
+    "%config StreamSql.stop_on_error = True",
+    STOP_CELL,            # 7: SQL error: line 1:41: Syntax error near '(' (raised: an error output)
 ]
+ERRORS = "errors.ipynb"       # the same cells, run (highlight.ipynb is only opened)
+#: after the code cells: `streamsql` code blocks in Markdown use the dialect (the registered language)
+MARKDOWN = "A query:\n\n```streamsql\nSELECT STREAM ROWTIME FROM Orders\n```\n\n```sql\nSELECT STREAM ROWTIME FROM Orders\n```"
 
 
 def _free_port() -> int:
@@ -148,9 +159,11 @@ def _settings(d: Path) -> None:
 def lab(tmp_path_factory):
     """A JupyterLab server on 127.0.0.1 serving a notebook of the cells above (no outputs)."""
     root = tmp_path_factory.mktemp("lab")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS]
+                                  + [nbformat.v4.new_markdown_cell(MARKDOWN)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, root / NOTEBOOK)
+    nbformat.write(nb, root / ERRORS)
     jdir = tmp_path_factory.mktemp("jupyter")
     _settings(jdir / "user-settings")
     port, token = _free_port(), secrets.token_hex(16)
@@ -229,8 +242,8 @@ TOKENS_JS = f"""(i) => {{
 }}"""
 
 
-def _open(page, lab) -> None:
-    page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK}?reset&token={lab['token']}")
+def _open(page, lab, name: str = NOTEBOOK) -> None:
+    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")
     page.wait_for_selector(f"{PANEL} .jp-Notebook .jp-Cell .cm-editor", timeout=120_000)
     page.wait_for_timeout(2000)
     select = page.locator(".jp-Dialog button", has_text="Select")
@@ -326,6 +339,18 @@ def test_streamsql_cells_are_highlighted_as_sql_and_python_stays_python(lab):
                 (span,) = [s for s in m["spans"] if word in re.findall(r"\w+", s["text"])]
                 assert span["color"] == m["plain"] and "tok-keyword" not in span["cls"], (word, span)
             _shot(page, 3, "highlight-line-magic.png")
+
+            # Markdown: a `streamsql` code block is highlighted with the dialect (STREAM and
+            # ROWTIME are keywords), a `sql` block with JupyterLab's standard SQL (they are not)
+            blocks = page.locator(f"{PANEL} .jp-MarkdownCell .jp-RenderedMarkdown pre")
+            blocks.first.wait_for(timeout=30_000)
+            colours = page.evaluate("""(keyword) => [...document.querySelectorAll(
+                    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell .jp-RenderedMarkdown pre')]
+                .map(pre => Object.fromEntries([...pre.querySelectorAll('span')]
+                    .map(s => [s.textContent, getComputedStyle(s).color])))""", None)
+            keyword = t["theme"]["keyword"]
+            assert colours[0].get("STREAM") == keyword and colours[0].get("ROWTIME") == keyword, colours
+            assert colours[1].get("SELECT") == keyword and colours[1].get("STREAM") != keyword, colours
         finally:
             browser.close()
 
@@ -368,3 +393,103 @@ def test_typing_the_magic_turns_a_cell_into_sql_and_back(lab):
             assert _token(back, "# the sum of the prices")["color"] == back["theme"]["comment"]
         finally:
             browser.close()
+
+
+def _end_sessions(lab) -> None:
+    """Shut the notebooks' kernels down, so the next test has the machine."""
+    auth = {"Authorization": f"token {lab['token']}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{lab['base']}/api/sessions", headers=auth), timeout=30) as r:
+        sessions = json.loads(r.read())
+    for sess in sessions:
+        req = urllib.request.Request(f"{lab['base']}/api/sessions/{sess['id']}", method="DELETE", headers=auth)
+        urllib.request.urlopen(req, timeout=60).close()
+
+
+def _run_all(page, n_code: int, timeout: float = 300) -> None:
+    """Run every cell (Run > Run All Cells) and wait until all have run."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    deadline = time.time() + timeout
+    prompts: list[str] = []
+    while time.time() < deadline:
+        prompts = page.evaluate(PROMPTS_JS)
+        done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
+        if len(prompts) == n_code and len(done) == n_code:
+            break
+        page.wait_for_timeout(1000)
+    else:
+        page.screenshot(path=str(OUT / "highlight-errors-timeout.png"))
+        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+
+
+#: cell ``i``'s marked SQL error: the marked text, its line's text, the tooltip; null if none
+MARK_JS = f"""(i) => {{
+    const cell = document.querySelectorAll('{PANEL} .jp-Notebook .jp-Cell')[i];
+    const mark = cell.querySelector('.cm-editor .cm-streamsql-error, .cm-editor .cm-streamsql-error-caret');
+    const lines = cell.querySelectorAll('.cm-editor .cm-streamsql-error-line');
+    if (!mark && !lines.length) return null;
+    return {{text: mark ? mark.textContent : null, lines: [...lines].map(l => l.textContent),
+             title: mark ? mark.title : null, caret: !!(mark && mark.classList.contains('cm-streamsql-error-caret')),
+             output: cell.querySelector('.jp-OutputArea') ? cell.querySelector('.jp-OutputArea').innerText : ''}};
+}}"""
+
+
+def _mark(page, i: int, present: bool = True, timeout: float = 30) -> dict | None:
+    deadline = time.time() + timeout
+    while True:
+        m = page.evaluate(MARK_JS, i)
+        if (m is not None) == present or time.time() > deadline:
+            return m
+        page.wait_for_timeout(250)
+
+
+@needs_chromium
+def test_a_sql_errors_position_is_marked_in_the_cells_editor(lab):
+    """Run with a real kernel: the position the magic prints (``SQL error: line L:C: ...`` and a
+    caret) is marked in the cell's editor, on the line L after the magic's; printed as text or
+    raised (stop_on_error). Not where the kernel ran other text ({{name}} interpolation); gone
+    when its line is edited; back, moved, when the cell runs again."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            _open(page, lab, ERRORS)
+            _run_all(page, len(CELLS))
+            text = page.locator(f"{PANEL} .jp-Notebook").inner_text()
+            assert "SQL error: line 2:8: Column 'NME' not found" in text
+            assert "SQL error: line 1:41: Syntax error near '('" in text
+
+            m = _mark(page, 4)
+            assert m is not None, "the printed SQL error is not marked"
+            assert m["text"] == "nme" and m["lines"] == ["       nme"], m
+            assert "Column 'NME' not found" in m["title"]
+            _shot(page, 4, "highlight-error-marked.png")
+
+            s = _mark(page, 7)
+            assert s is not None, "the raised SQL error (stop_on_error) is not marked"
+            assert s["text"] == "(" and s["lines"] == ["SELECT STREAM ROWTIME FROM Orders WHERE ("], s
+            assert "CellError" in s["output"] or "Syntax error" in s["output"]
+            _shot(page, 7, "highlight-error-raised.png")
+
+            # the kernel ran 'ORCL' where the cell says {{name}}: no mark rather than a wrong one
+            assert "SQL error: line 1:" in page.locator(f"{PANEL} .jp-Notebook .jp-Cell").nth(5).inner_text()
+            assert _mark(page, 5, present=False, timeout=2) is None
+            for i in (0, 1, 2, 3, 6):
+                assert page.evaluate(MARK_JS, i) is None, i
+
+            # an edit of the marked line takes the mark away; running the cell again marks anew
+            cell = page.locator(f"{PANEL} .jp-Notebook .jp-Cell").nth(4)
+            cell.locator(".cm-line", has_text="nme").click()
+            page.keyboard.press("End")
+            page.keyboard.type("x")
+            assert _mark(page, 4, present=False) is None, "the mark stayed on an edited line"
+            page.keyboard.press("Shift+Enter")
+            m = _mark(page, 4)
+            assert m is not None and m["text"] == "nmex" and "Column 'NMEX' not found" in m["title"], m
+            page.screenshot(path=str(OUT / "highlight-errors-notebook.png"))
+        finally:
+            browser.close()
+            _end_sessions(lab)
