@@ -380,6 +380,14 @@ def test_typing_the_magic_turns_a_cell_into_sql_and_back(lab):
             # '#' starts no comment in SQL
             assert not any("tok-comment" in s["cls"].split() for s in t["spans"]), t["spans"]
             _shot(page, 2, "highlight-typed-magic.png")
+            # the language's comment syntax: Ctrl+/ comments a line out with SQL's --, and back
+            cell.locator(".cm-line", has_text="SELECT =").click()
+            page.keyboard.press("Control+/")
+            page.wait_for_timeout(300)
+            assert "-- SELECT = 'a Python string'" in _tokens(page, 2)["text"]
+            page.keyboard.press("Control+/")
+            page.wait_for_timeout(300)
+            assert "\nSELECT = 'a Python string'" in _tokens(page, 2)["text"]
 
             page.keyboard.press("Control+Home")
             page.keyboard.press("Shift+ArrowDown")
