@@ -732,3 +732,18 @@ def test_timeline_stacks_many_marks_at_one_spot_and_labels_them_once(wb_local):
     assert [r["label"] for r in recs if r["label"]] == ["1–12", "1–12"]      # the input spot, the output spot
     spec = vega.spec_of(timeline_chart(q))
     assert len([v for v in spec["data"]["values"] if v["what"] == "row"]) == 5
+
+
+def test_calculator_errors_are_wrapped_in_the_error_colour_and_marked_in_the_step_table(wb_local):
+    """A row refused for a calculator error: one cell spanning the value columns, wrapped and in the
+    error colour, in the live table; the step table marks it at its step, before that step's rows."""
+    wb_local.execute("CREATE STREAM S (a INTEGER, b INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, a, a / b AS r, b FROM S", name="div")
+    wb_local.insert("S", {"a": 6, "b": 2}, rowtime="2006-10-10 10:00:00")
+    wb_local.insert("S", {"a": 1, "b": 0}, rowtime="10:05")
+    v = QueryView(q)
+    assert '<td colspan="3" style="border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:normal;' \
+           'color:#b00020;max-width:48em">x DIVISION_BY_ZERO:' in v.table.value
+    t = query_step_table(q)
+    assert t[1][-1] == "10:00 6 3 2"
+    assert t[2][-1] == "✗ 10:05 DIVISION_BY_ZERO"

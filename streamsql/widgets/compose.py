@@ -339,5 +339,13 @@ def resolve_query(query):
     found = queries.get(query) or next((q for n, q in queries.items() if n.upper() == query.upper()), None)
     if found is None:
         names = ", ".join(queries) or "none yet (start one with %%streamsql, or pass the ContinuousQuery itself)"
-        raise ValueError(f"no query named {query!r} in this session; queries: {names}")
+        raise UnknownQueryError(f"no query named {query!r} in this session; queries: {names}")
     return found
+
+
+class UnknownQueryError(ValueError):
+    """``workbench(NAME)`` of a query this session does not have: shown in a notebook as its one
+    line, not as a traceback through the library."""
+
+    def _render_traceback_(self):
+        return [f"{type(self).__name__}: {self}"]

@@ -101,6 +101,8 @@ class LiveView:
     :meth:`follow` with the queries and workbench it shows."""
 
     _live_last = None
+    #: False while the view sits in a tab that is not shown: it then waits to redraw
+    visible = True
 
     def live_key(self):
         """What the live view depends on; None: always redraw."""
@@ -125,6 +127,9 @@ class LiveView:
             on_inject(wb, m)
 
     def redraw_if_changed(self) -> bool:
+        """Redraw when shown and when the state it shows changed since its last redraw."""
+        if not self.visible:
+            return False
         key = self.live_key()
         if key is not None and key == self._live_last:
             return False

@@ -348,10 +348,12 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         self.rowtime_placeholder = rowtime_placeholder(blank, whose, self.stream)
 
     def title_text(self) -> str:
+        """The title line: the stream, its clock, rows pending for slower producers, late rows."""
         s = self.status
         return f"{self.stream} clock {s.get('clock')} · pending {s.get('pending', 0)} · late {s.get('late', 0)}"
 
     def text(self) -> str:
+        """The injector as plain text (what terminals and nbval see)."""
         return f"Injector for {self.stream} ({', '.join(f.name for f in self.fields)})"
 
     def static_parts(self) -> list[str]:

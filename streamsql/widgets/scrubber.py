@@ -142,8 +142,6 @@ class StepScrubber(LiveView, widgets.VBox):
         self.panel_box = widgets.Box([self.panel], layout=widgets.Layout(overflow="auto"))
         super().__init__([widgets.HBox([self.prev, self.slider, self.next]), self.panel_box])
         self.add_class("streamsql-scrubber")
-        #: False while the view sits in a tab that is not shown: it then waits to redraw
-        self.visible = True
         self.follow(queries=[q], wb=q.wb)
         self.show()
 
@@ -152,13 +150,16 @@ class StepScrubber(LiveView, widgets.VBox):
 
     @property
     def first(self) -> int | None:
+        """The earliest step it can show (None before any)."""
         return self.steps[0] if self.steps else None
 
     @property
     def last(self) -> int | None:
+        """The latest step it can show: the last one traced."""
         return self.steps[-1] if self.steps else None
 
     def at_end(self) -> bool:
+        """Whether it shows the latest step (then it follows new ones)."""
         return not self.steps or self.slider.value == self.steps[-1]
 
     def marked_step(self) -> int | None:
@@ -178,10 +179,8 @@ class StepScrubber(LiveView, widgets.VBox):
         return (self.q.wb.last_seq, self.q.processed_seq, self.q.row_count, self.q.running,
                 steps[-1] if steps else None, self.slider.value)
 
-    def redraw_if_changed(self) -> bool:
-        return self.visible and super().redraw_if_changed()
-
     def refresh(self) -> None:
+        """Follow the query: see :meth:`extend`."""
         self.extend()
 
     def extend(self) -> None:

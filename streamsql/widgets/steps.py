@@ -59,8 +59,6 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
             children.append(self.scrubber)
         super().__init__(children)
         self.add_class("streamsql-steps")
-        #: False while the view sits in a tab that is not shown: it then waits to redraw
-        self.visible = True
         self.follow(queries=[q], wb=q.wb)
         self.refresh()
 
@@ -102,9 +100,6 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
 
     def live_key(self):
         return self.static_key() + (self.highlight, self.q.wb.last_seq)
-
-    def redraw_if_changed(self) -> bool:
-        return self.visible and super().redraw_if_changed()
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""

@@ -495,7 +495,7 @@ def timeline_summary(q) -> str:
 
 class Timeline(LiveView, StaticMixin, widgets.VBox):
     """The timeline chart of a query, live: the chart is drawn once in the browser
-    (:class:`~streamsql.widgets.vega.VegaView`) and then given new data as the query runs,
+    (a ``VegaView`` of ``streamsql.widgets.vega``) and then given new data as the query runs,
     so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""
 
     def __init__(self, q, width: int = 640, scrubber=None):
@@ -506,8 +506,6 @@ class Timeline(LiveView, StaticMixin, widgets.VBox):
         self.view = vega.VegaView()
         self.scrubber = scrubber
         self._layout_shown = None
-        #: False while the view sits in a tab that is not shown: it then waits to redraw
-        self.visible = True
         super().__init__([self.view] + ([self.scrubber] if self.scrubber is not None else []))
         if self.scrubber is not None:
             self.scrubber.slider.observe(lambda _c: self.mark(), names="value")
@@ -541,9 +539,6 @@ class Timeline(LiveView, StaticMixin, widgets.VBox):
 
     def live_key(self):
         return self.static_key() + (self.marked_step(),)
-
-    def redraw_if_changed(self) -> bool:
-        return self.visible and super().redraw_if_changed()
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
