@@ -4,51 +4,22 @@ every cell, clicks "Insert row" on the first injector, and checks that the query
 and that the timeline chart is drawn. Screenshots go to test-output/."""
 from __future__ import annotations
 
-import json
-import os
 import re
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from labsupport import (CHROMIUM, CHROMIUM_ARGS, OUT, PANEL, PROMPTS_JS, end_sessions, have_chromium, jupyterlab,
+                        open_and_run_all, shot as _shot)
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "00_quickstart.ipynb"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-OUT = ROOT / "test-output"
 
-pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+pytestmark = pytest.mark.skipif(not have_chromium(),
                                 reason="Debian's chromium is not installed (scripts/setup.sh --test installs it)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _settings(d: Path) -> None:
-    """No news or update checks (they would reach the internet and pop up toasts); every cell
-    attached to the page so that all prompts can be read."""
-    files = {
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-            {"windowingMode": "none", "autoStartDefaultKernel": True},
-    }
-    for name, value in files.items():
-        p = d / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(value))
 
 
 @pytest.fixture(scope="module")
@@ -60,87 +31,11 @@ def lab(tmp_path_factory):
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
     nbformat.write(nb, root / NOTEBOOK.name)
-    jdir = tmp_path_factory.mktemp("jupyter")
-    _settings(jdir / "user-settings")
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(jdir / "config"), JUPYTER_RUNTIME_DIR=str(jdir / "runtime"),
-               JUPYTERLAB_WORKSPACES_DIR=str(jdir / "workspaces"))
-    OUT.mkdir(exist_ok=True)
-    log = open(OUT / "jupyterlab.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         f"--LabApp.user_settings_dir={jdir / 'user-settings'}", f"--LabApp.workspaces_dir={jdir / 'workspaces'}",
-         "--LabApp.extension_manager=readonly", "--ServerApp.open_browser=False", "--ServerApp.terminals_enabled=False",
-         "--allow-root"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"JupyterLab did not start; see {OUT / 'jupyterlab.log'}")
-            time.sleep(0.5)
-        yield {"base": base, "token": token, "root": root}
-    finally:
-        try:   # shuts the kernels (and their Spark) down too
-            req = urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST")
-            urllib.request.urlopen(req, timeout=30).close()
-            proc.wait(60)
-        except Exception:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
+    with jupyterlab(root, tmp_path_factory.mktemp("jupyter")) as lab:
+        yield lab
 
 
-PROMPTS_JS = """() => [...document.querySelectorAll(
-                          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
-                        .map(e => e.textContent.trim())"""
-PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
-
-
-def _end_sessions(lab) -> None:
-    """Shut the notebooks' kernels (and their Spark) down, so the next test has the machine."""
-    auth = {"Authorization": f"token {lab['token']}"}
-    with urllib.request.urlopen(urllib.request.Request(f"{lab['base']}/api/sessions", headers=auth), timeout=30) as r:
-        sessions = json.loads(r.read())
-    for sess in sessions:
-        req = urllib.request.Request(f"{lab['base']}/api/sessions/{sess['id']}", method="DELETE", headers=auth)
-        urllib.request.urlopen(req, timeout=60).close()
-
-
-def _open_and_run_all(page, lab, name: str, n_code: int, timeout: float = 420) -> None:
-    """Open notebook ``name`` in JupyterLab, run every cell and wait until all have run."""
-    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")     # no tabs of earlier tests
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
-    page.wait_for_timeout(2000)
-    select = page.locator(".jp-Dialog button", has_text="Select")
-    if select.count():          # the kernel chooser, in case the preference is not honoured
-        select.first.click()
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-    deadline = time.time() + timeout
-    prompts: list[str] = []
-    while time.time() < deadline:
-        prompts = page.evaluate(PROMPTS_JS)
-        done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
-        if len(prompts) == n_code and len(done) == n_code:
-            break
-        page.wait_for_timeout(1000)
-    else:
-        page.screenshot(path=str(OUT / f"{Path(name).stem}-timeout.png"))
-        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+_end_sessions, _open_and_run_all = end_sessions, open_and_run_all
 
 
 def _rows(page) -> int:
@@ -195,11 +90,11 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
 
             # the composed workbench of `merged`: rows so far, then Insert row on P's injector
             rows = page.locator(".streamsql-workbench .streamsql-query .streamsql-rows").first
-            _retry(page, rows.scroll_into_view_if_needed)
+            rows.scroll_into_view_if_needed()
             before = _rows(page)
             assert before == 5, page.locator(".streamsql-workbench .streamsql-query").first.inner_text()
             injector = page.locator(".streamsql-workbench .streamsql-injector").first
-            assert "P" in injector.locator(".widget-html").first.inner_text()
+            assert "P" in injector.locator(".streamsql-inj-title").first.inner_text()
             injector.locator("button", has_text="Insert row").click()
             deadline = time.time() + 120
             while _rows(page) == before and time.time() < deadline:
@@ -222,7 +117,7 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
             join_chart.locator("canvas, svg").first.wait_for(state="visible", timeout=60_000)
             _shot(page, join_chart, "quickstart-join-timeline.png")
             wb = page.locator(".streamsql-workbench").first
-            _retry(page, wb.scroll_into_view_if_needed)
+            wb.scroll_into_view_if_needed()
             page.screenshot(path=str(OUT / "quickstart.png"))
         finally:
             browser.close()
@@ -237,27 +132,6 @@ WORKBENCH_CELLS = [
     "%%streamsql --name orders -o orders --workbench\nSELECT STREAM ROWTIME, orderId, ticker, price FROM Orders",
     "%streamsql queries",
 ]
-
-
-def _retry(page, action, tries: int = 20):
-    """Run a Playwright action on a live widget's element: the widget redraws parts of itself (a
-    new Vega element when a batch arrives, a new table), so an element found a moment ago can be
-    gone; the locator finds the new one on the next try."""
-    for i in range(tries):
-        try:
-            return action()
-        except Exception as e:        # playwright's Error: "Element is not attached to the DOM"
-            if "not attached" not in str(e) or i == tries - 1:
-                raise
-            page.wait_for_timeout(500)
-
-
-def _shot(page, locator, name: str) -> None:
-    def shoot():
-        locator.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
-        locator.screenshot(path=str(OUT / name))
-    _retry(page, shoot)
 
 
 def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab):
@@ -286,7 +160,7 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
             assert not panel.locator(".streamsql-static").first.is_visible()
 
             injector = view.locator(".streamsql-injector").first
-            field = lambda label: injector.locator(".widget-text", has_text=label).locator("input").first
+            field = lambda label: injector.locator(f'input[data-field="{label}"]').first
             assert field("ORDERID").get_attribute("placeholder") == "INTEGER"
             assert field("PRICE").get_attribute("placeholder") == "DOUBLE"
             assert field("ROWTIME").get_attribute("placeholder") == "2006-10-10 10:00:00 (the clock)"
@@ -295,12 +169,17 @@ def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab
             field("PRICE").fill("1,5")
             injector.locator("button", has_text="Insert row").click()
             message = injector.locator(".streamsql-message")
-            message.wait_for(state="visible", timeout=60_000)
+            deadline = time.time() + 60
+            while "error" not in message.inner_text() and time.time() < deadline:
+                page.wait_for_timeout(200)
             said = message.inner_text()
+            # the refused fields are outlined
+            assert "streamsql-bad" in (field("ORDERID").get_attribute("class") or "")
+            assert "streamsql-bad" in (field("PRICE").get_attribute("class") or "")
             assert "column ORDERID (INTEGER): '3.7' is not a whole number" in said, said
             assert "column PRICE (DOUBLE): '1,5' is not a number" in said, said
             assert rows.get_attribute("data-rows") == "0"                   # nothing went in
-            assert "late 0" in injector.locator(".widget-html").first.inner_text()
+            assert "late 0" in injector.locator(".streamsql-inj-title").first.inner_text()
             _shot(page, view, "workbench-refused.png")
 
             # a blank ROWTIME on a stream whose clock is in 2006: the row is stamped at that clock
@@ -414,8 +293,11 @@ def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
             assert view.locator(".streamsql-query .streamsql-rows").first.get_attribute("data-rows") == "0"
             _shot(page, view, "workbench-open-group.png")
 
-            # issue 14 item 1: back to step 1 with the scrubber (the button, then the arrow keys)
+            # issue 14 item 1: back to step 1 with the scrubber (the button, then the arrow keys),
+            # in the workbench's "Back to step" tab
+            view.locator(".streamsql-workbench-tabs .lm-TabBar-tab", has_text="Back to step").click()
             scrub = view.locator(".streamsql-scrubber").first
+            scrub.wait_for(state="visible", timeout=30_000)
             panel = scrub.locator(".streamsql-scrub-status").first
             assert panel.inner_text().startswith("After step 2: ORDERS 10:20 10 5")
             # drag the slider's handle to the left end of its track

@@ -747,3 +747,26 @@ def test_calculator_errors_are_wrapped_in_the_error_colour_and_marked_in_the_ste
     t = query_step_table(q)
     assert t[1][-1] == "10:00 6 3 2"
     assert t[2][-1] == "✗ 10:05 DIVISION_BY_ZERO"
+
+
+def test_a_view_redraws_only_when_what_it_shows_changed(wb_local):
+    """Events on a stream the query does not read, and a second look with nothing new, redraw
+    nothing; an event on its own stream redraws each part once, off the injecting thread."""
+    wb_local.execute("CREATE STREAM S (x INTEGER); CREATE STREAM R (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    wb_local.insert("S", {"x": 0}, rowtime="2006-10-10 09:00:00")
+    ui = WorkbenchView(q)
+    redrawn()
+    parts = [ui.live, ui.timeline, ui.injectors["S"]]
+    before = [p.redraws for p in parts]
+    for k in range(5):
+        wb_local.insert("R", {"x": k}, rowtime=f"2006-10-10 10:0{k}:00")
+    redrawn()
+    for p in parts:
+        p.mark()                                   # asked again, nothing new
+    redrawn()
+    assert [p.redraws for p in parts] == before
+    wb_local.insert("S", {"x": 1}, rowtime="2006-10-10 10:10:00")
+    redrawn()
+    assert [p.redraws - b for p, b in zip(parts, before)] == [1, 1, 1]
+    assert ui.steps.redraws == 0 or not ui.steps.visible      # the step table's tab is not shown

@@ -144,7 +144,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         return parts
 
     def static_key(self):
-        return query_key(self.q) + (self.wb.last_seq,)
+        return query_key(self.q)
 
     def static_queries(self) -> list:
         return [self.q]

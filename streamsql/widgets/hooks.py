@@ -103,6 +103,8 @@ class LiveView:
     _live_last = None
     #: False while the view sits in a tab that is not shown: it then waits to redraw
     visible = True
+    #: how many times the view was redrawn (what a test of "no redraw without a change" reads)
+    redraws = 0
 
     def live_key(self):
         """What the live view depends on; None: always redraw."""
@@ -135,6 +137,7 @@ class LiveView:
             return False
         self.refresh()
         self._live_last = key
+        self.redraws += 1
         return True
 
 

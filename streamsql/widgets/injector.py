@@ -162,7 +162,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         self.on_msg(self._on_click)
         self.follow(wb=wb)
         self.observe(lambda _c: self._placeholders(), names="producer_name")   # whose clock a blank takes
-        self.refresh()
+        self.redraw_if_changed()    # the first drawing
 
     # ------------------------------------------------------------------ values
 

@@ -63,13 +63,27 @@ def output_entries(q, bounds: bool = False) -> list[dict]:
     return out
 
 
+def inputs_key(q) -> tuple:
+    """Changes with every event on the query's input streams (accepted, late, eclipsed, pending,
+    a producer attached or detached) and with no other."""
+    out = []
+    for s in q.plan.streams:
+        st = q.wb.catalog.state.get(s)
+        if st is None:
+            out.append(None)
+            continue
+        out.append((st.bound, st.rows_in, st.bounds_in, st.eclipsed, st.late_count, len(st.pending),
+                    tuple((p, v.clock, v.attached) for p, v in st.producers.items())))
+    return tuple(out)
+
+
 def query_key(q) -> tuple:
     """What a query's views depend on: its deliveries (rows, bound, trace, errors), its state,
-    and the clocks of its input streams (see :class:`~streamsql.widgets.static.StaticMixin`)."""
+    and the events on its input streams (see :class:`~streamsql.widgets.static.StaticMixin`)."""
     trace = getattr(q, "trace", None)
     steps = trace.steps() if trace else []
-    return (q.processed_seq, q.row_count, q.output_bound, q.running, q.error, len(q.errors),
-            steps[-1] if steps else None, tuple(c for _s, c in input_clocks(q)))
+    return (q.row_count, q.output_bound, q.running, q.error, len(q.errors),
+            steps[-1] if steps else None, inputs_key(q))
 
 
 def settled(q, timeout: float = 120) -> None:
@@ -104,7 +118,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
         super().__init__([self.header_box, self.table, self.open_table])
         self.add_class("streamsql-query")
         self.follow(queries=[q], wb=q.wb)
-        self.refresh()
+        self.redraw_if_changed()    # the first drawing
 
     # ------------------------------------------------------------------ content
 

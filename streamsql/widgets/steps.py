@@ -60,7 +60,7 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
         super().__init__(children)
         self.add_class("streamsql-steps")
         self.follow(queries=[q], wb=q.wb)
-        self.refresh()
+        self.redraw_if_changed()    # the first drawing
 
     def rows(self) -> list[list[str]]:
         """The step table: a header row, then one row per step."""
@@ -99,7 +99,7 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
         return [self.q]
 
     def live_key(self):
-        return self.static_key() + (self.highlight, self.q.wb.last_seq)
+        return self.static_key() + (self.highlight,)
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""

@@ -511,7 +511,7 @@ class Timeline(LiveView, StaticMixin, widgets.VBox):
             self.scrubber.slider.observe(lambda _c: self.mark(), names="value")
         self.add_class("streamsql-timeline")
         self.follow(queries=[q], wb=q.wb)
-        self.refresh()
+        self.redraw_if_changed()    # the first drawing
 
     def chart(self) -> alt.VConcatChart:
         """The timeline as an Altair chart (:func:`timeline_chart` of this view's query), with the
@@ -532,7 +532,7 @@ class Timeline(LiveView, StaticMixin, widgets.VBox):
         return [chart_html(self.chart())]
 
     def static_key(self):
-        return query_key(self.q) + (self.q.wb.last_seq,)
+        return query_key(self.q)
 
     def static_queries(self) -> list:
         return [self.q]
