@@ -115,6 +115,13 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
 
             burst(0, busy=True)
             _wait_idle(page)
+            # the live chart: drawn once, then given new data in place (the same SVG element)
+            chart = view.locator(".streamsql-vega").first
+            deadline = time.time() + 60
+            while int(chart.get_attribute("data-points") or 0) < 10 and time.time() < deadline:
+                page.wait_for_timeout(200)
+            chart.evaluate("e => { e.querySelector('svg').streamsqlTag = 'the first drawing'; }")
+            points = int(chart.get_attribute("data-points"))
             burst(10, busy=False)
             _wait_idle(page)
             deadline = time.time() + 60
@@ -138,6 +145,11 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
             assert "20 rows released" in view.locator(".streamsql-status").first.inner_text()
             assert rows_table.locator("tbody tr").last.locator("td").all_inner_texts() == [
                 "20", "2006-10-10 14:19:00", "1", "2220"]
+            deadline = time.time() + 30
+            while int(chart.get_attribute("data-points")) <= points and time.time() < deadline:
+                page.wait_for_timeout(200)
+            assert int(chart.get_attribute("data-points")) > points
+            assert chart.evaluate("e => e.querySelector('svg').streamsqlTag") == "the first drawing"
         finally:
             browser.close()
             end_sessions(lab)
