@@ -166,9 +166,10 @@ def main() -> None:
                 page.wait_for_timeout(50)
             t_clicked = time.time()
             label = last[11:]
-            page.wait_for_function(f"""() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)
-                                     .jp-CodeCell')][2].querySelector('.streamsql-rows')?.innerText.includes('{label}')""",
-                                   timeout=300_000, polling="raf")
+            page.wait_for_function(
+                "([label]) => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')][2]"
+                ".querySelector('.streamsql-rows')?.innerText.includes(label)", arg=[label], timeout=300_000,
+                polling="raf")
             t_row = time.time()
             _idle(page)
             t_idle = time.time()
