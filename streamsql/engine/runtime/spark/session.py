@@ -222,8 +222,13 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         for k, v in {**LOW_LATENCY_CONF, **(LOCAL_ONLY_CONF if local else {}), **(conf or {})}.items():
             c.set(k, str(v))
         # executors start this interpreter unless told otherwise (a cluster whose workers keep
-        # streamsql elsewhere: spark_conf={"spark.pyspark.python": ...})
-        c.set("spark.pyspark.python", (conf or {}).get("spark.pyspark.python", sys.executable))
+        # streamsql elsewhere: spark_conf={"spark.pyspark.python": ...}); in local mode, through
+        # the fork server's launcher (forkserver.py: no cold Python process per query start)
+        python = sys.executable
+        if local and "spark.pyspark.python" not in (conf or {}):
+            python = _fork_launcher()
+            os.environ["PYSPARK_PYTHON"] = python
+        c.set("spark.pyspark.python", (conf or {}).get("spark.pyspark.python", python))
         c.set("spark.pyspark.driver.python", sys.executable)
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         from .classdata import java_options
@@ -248,6 +253,27 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         _unclaimed = threading.current_thread() is _prestart_thread
         _up_at = time.monotonic()
         return _session
+
+
+_forkserver = None
+
+
+def _fork_launcher() -> str:
+    """The launcher of this process's fork server (started now, warming up while the JVM
+    starts), or this interpreter when it is off (``STREAMSQL_FORKSERVER=0``) or cannot start."""
+    global _forkserver
+    if os.environ.get("STREAMSQL_FORKSERVER", "1") == "0":
+        return sys.executable
+    if _forkserver is None or not _forkserver.alive():
+        from . import forkserver
+        try:
+            _forkserver = forkserver.start()
+        except (OSError, PermissionError) as e:
+            log.info("no fork server for Spark's Python processes: %s", e)
+            return sys.executable
+        import atexit
+        atexit.register(_forkserver.stop)
+    return str(_forkserver.launcher)
 
 
 def _mark(on_phase, name: str) -> None:
