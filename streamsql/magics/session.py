@@ -33,7 +33,8 @@ class KernelWorkbench:
 
     def _open(self) -> Workbench:
         s = self.settings
-        wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets)
+        wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets,
+                       remote=s.remote or None)
         wb.on_spark_start = self.spark_starting
         wb.on_spark_phase = self.spark_phase
         self._log_to(wb.path / "logs" / "streamsql.log")

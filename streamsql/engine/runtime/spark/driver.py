@@ -13,7 +13,7 @@ from ...errors import StreamSqlError
 from ...paths import under
 from ..base import Runtime
 from .pipeline import SparkQuery
-from .session import get_session
+from .session import get_remote_session, get_session, is_connect
 
 
 class SparkRuntime(Runtime):
@@ -25,6 +25,11 @@ class SparkRuntime(Runtime):
         self.running: dict[str, tuple] = {}
         self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
         self._first: str | None = None  # the query whose first batch ends it
+        #: the Spark Connect URL this workbench's Spark is reached at (None: a Spark in this process),
+        #: decided on first use (server.endpoint)
+        self.url: str | None = None
+        self._resolved = False
+        self.followers: dict = {}       # query name -> SinkFollower (Spark Connect), else None
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -37,8 +42,16 @@ class SparkRuntime(Runtime):
             f = getattr(self.wb, "on_spark_start", None)
             if f is not None:
                 f()
-        spark = get_session(self.wb.master, self.wb.spark_conf, log_dir=None if self.wb.read_only else self.wb.path / "logs",
-                            on_start=on_start, on_phase=on_phase)
+        if not self._resolved:
+            from .server import endpoint
+            self.url = endpoint(getattr(self.wb, "remote", None), self.wb.master)
+            self._resolved = True
+        if self.url is not None:
+            spark = get_remote_session(self.url, on_start=on_start, on_phase=on_phase)
+        else:
+            spark = get_session(self.wb.master, self.wb.spark_conf,
+                                log_dir=None if self.wb.read_only else self.wb.path / "logs",
+                                on_start=on_start, on_phase=on_phase)
         if started and on_phase is not None:
             self._phase = on_phase      # this start goes on with the first query's plan and batch
         return spark
@@ -80,9 +93,26 @@ class SparkRuntime(Runtime):
                 q.trace.extend(res.trace.entries())
             q._deliver_table(res.rows, res.bounds)
 
-        handle = sq.start(delivered, on_error)
+        connect = is_connect(spark)
+        handle = sq.start(delivered, on_error, connect=connect)
+        follower = None
+        if connect:
+            from .follow import SinkFollower
+
+            def failed(e):
+                if q.error is None:
+                    q.error = _spark_message(e)
+                q.running = False
+                q._state_changed()
+
+            def status():
+                if not handle.isActive:
+                    e = handle.exception()
+                    raise RuntimeError(str(e) if e is not None else "the query stopped in the Spark Connect server")
+            follower = SinkFollower(sq.sink, delivered, failed, status)
         _sources_initialized(handle)
         self.running[q.name] = (q, sq, handle)
+        self.followers[q.name] = follower
         if self._phase is not None and self._first == q.name:
             self._phase("first batch")
 
@@ -117,6 +147,12 @@ class SparkRuntime(Runtime):
                     raise TimeoutError(f"query {q.name} did not catch up within {timeout} s")
             if err:
                 raise err[0]
+            follower = self.followers.get(q.name)
+            if follower is not None:      # the sink ran in the server: until its files are read here
+                follower.wait_for(sq.sink.committed_batch(),
+                                  None if deadline is None else max(0.1, deadline - time.monotonic()))
+                if follower.failed is not None:
+                    raise RuntimeError(follower.failed)
             self._end_startup(q)
         except Exception as e:
             self._end_startup(q)
@@ -128,12 +164,20 @@ class SparkRuntime(Runtime):
     def stop(self, q) -> None:
         self._end_startup(q)
         entry = self.running.pop(q.name, None)
+        follower = self.followers.pop(q.name, None)
         if entry:
-            entry[2].stop()
+            try:
+                entry[2].stop()
+            finally:
+                if follower is not None:
+                    follower.stop()
 
     def close(self) -> None:
         for name in list(self.running):
             _q, _sq, h = self.running.pop(name)
+            follower = self.followers.pop(name, None)
+            if follower is not None:
+                follower.stop()
             try:
                 h.stop()
             except Exception:

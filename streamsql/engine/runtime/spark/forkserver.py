@@ -10,9 +10,9 @@ So Spark's ``pythonExec`` is a tiny launcher (``python -IS``: no site, no import
 library's): it hands its command line, environment, working directory and standard streams (the
 descriptors themselves, over a Unix socket) to a *fork server* that imported all of that once,
 which forks a child that runs the module exactly as ``python -m`` would; the launcher relays
-signals to it and exits with its status. Spark's own ``pyspark.daemon`` does the same for
-executor workers; this covers the processes it does not. Anything else (no server listening, a
-command that is not ``-m module``) makes the launcher exec the real interpreter, as before.
+signals to it and exits with its status. Spark's own ``pyspark.daemon`` (started the same way)
+then forks executor workers that have it all imported too. Anything else (no server listening, a
+command that is not ``-m module ...``) makes the launcher exec the real interpreter, as before.
 
 Local mode only (the launcher and the server are on this machine): a cluster's executors start
 the real interpreter.
@@ -47,12 +47,12 @@ REAL, SOCK = {python!r}, {sock!r}
 args = sys.argv[1:]
 def real():
     os.execv(REAL, [REAL] + args)
-if len(args) != 2 or args[0] != "-m":
+if len(args) < 2 or args[0] != "-m":
     real()
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(SOCK)
-    msg = json.dumps({{"module": args[1], "env": dict(os.environ), "cwd": os.getcwd()}}).encode()
+    msg = json.dumps({{"module": args[1], "args": args[2:], "env": dict(os.environ), "cwd": os.getcwd()}}).encode()
     socket.send_fds(s, [struct.pack("!I", len(msg)) + msg], [0, 1, 2])
     head = b""
     while len(head) < 4:
@@ -170,7 +170,6 @@ def _child(req: dict, fds: list[int], launcher: socket.socket, others: list[sock
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        os.setsid()
         for i, fd in enumerate(fds[:3]):
             os.dup2(fd, i)
             os.close(fd)
@@ -186,7 +185,8 @@ def _child(req: dict, fds: list[int], launcher: socket.socket, others: list[sock
         sys.stdout.reconfigure(write_through=True)
         sys.stderr.reconfigure(write_through=True)
         import runpy
-        sys.argv = [req["module"]]
+        sys.modules.pop(req["module"], None)     # runs afresh as __main__ (its imports stay warm)
+        sys.argv = [req["module"], *req.get("args", [])]
         try:
             runpy.run_module(req["module"], run_name="__main__", alter_sys=True)
             code = 0

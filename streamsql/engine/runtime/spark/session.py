@@ -276,6 +276,78 @@ def _fork_launcher() -> str:
     return str(_forkserver.launcher)
 
 
+# --------------------------------------------------------------------------- Spark Connect
+
+_remote_lock = threading.Lock()
+_remotes: dict[str, object] = {}       # url -> the Connect session this process holds there
+
+
+def is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (its ``foreachBatch`` runs in the server)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def get_remote_session(url: str, on_start=None, on_phase=None):
+    """The process's session on the Spark Connect endpoint ``url`` (``sc://host:port/;token=...``),
+    opened on first use, with the log source registered and the session settings of
+    :data:`LOW_LATENCY_CONF` that a session may set (a server's static settings are its own)."""
+    with _remote_lock:
+        spark = _remotes.get(url)
+        if spark is not None:
+            return spark
+        if on_start:
+            on_start()
+        if on_phase:
+            on_phase("Spark session")
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError as e:      # the Connect client's packages (pyspark[connect])
+            raise RuntimeError(f"the Spark Connect client is not installed ({e}): pip install 'pyspark[connect]'") from None
+        try:
+            spark = SparkSession.builder.remote(_loopback(url)).create()
+            spark.version        # one round trip: a wrong token or a server that is not there shows now
+        except Exception as e:
+            raise RuntimeError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
+        for k, v in LOW_LATENCY_CONF.items():
+            if k.startswith("spark.sql."):
+                try:
+                    spark.conf.set(k, v)
+                except Exception as e:     # a static setting of that server: its own value holds
+                    log.info("Spark Connect %s: %s not set (%s)", _safe(url), k, str(e).splitlines()[0][:200])
+        from .source import register
+        register(spark)
+        _remotes[url] = spark
+        return spark
+
+
+def _loopback(url: str) -> str:
+    """A token over a loopback address goes over gRPC's local channel, which PySpark's client uses
+    only for the host name ``localhost`` (any other host with a token means TLS)."""
+    return re.sub(r"^sc://(127\.0\.0\.1|\[::1\])(?=[:/])", "sc://localhost", url) if "token=" in url else url
+
+
+def _first_line(e: Exception) -> str:
+    m = re.search(r'details = "([^"]*)"', str(e))
+    if m:
+        return m.group(1)
+    for line in str(e).splitlines():
+        line = line.strip()
+        if line and not line.startswith("<"):
+            return line[:300]
+    return type(e).__name__
+
+
+def _safe(url: str) -> str:
+    """``url`` without its token (for messages and logs)."""
+    return re.sub(r"token=[^;/]*", "token=…", url)
+
+
+def forget_remote(url: str) -> None:
+    """Drop the session on ``url`` (its server went away): the next use opens a new one."""
+    with _remote_lock:
+        _remotes.pop(url, None)
+
+
 def _mark(on_phase, name: str) -> None:
     _marks.append((name, time.monotonic()))
     if on_phase:
@@ -294,13 +366,46 @@ def _replay(on_phase, told: int = 0, up: bool = True) -> int:
     return len(marks)
 
 
-def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None) -> bool:
+_remote_prestart: threading.Thread | None = None
+
+
+def _prestart_remote(remote: str | None, master: str | None) -> bool | None:
+    """Open the Connect session ahead when the workbench's Spark is reached over Spark Connect
+    (None: it is not; this process's own Spark starts ahead instead)."""
+    global _remote_prestart
+    from . import server
+    mode = os.environ.get("STREAMSQL_ENGINE", "auto")
+    if remote is None:
+        if (master and not master.startswith("local")) or mode not in ("auto", "shared"):
+            return None
+        if mode == "auto" and server.running() is None:
+            return None
+    if _remote_prestart is not None and _remote_prestart.is_alive():
+        return False
+
+    def run():
+        try:    # in shared mode this may start the engine (seconds): here, not on the caller's path
+            get_remote_session(server.endpoint(remote, master))
+        except Exception as e:  # reported by the first real use
+            log.info("opening the Spark Connect session ahead of use failed: %s", e)
+    _remote_prestart = threading.Thread(target=run, daemon=True, name="streamsql-connect-prestart")
+    _remote_prestart.start()
+    return True
+
+
+def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None,
+             remote: str | None = None) -> bool:
     """Start the session in a background thread, so that it is (nearly) up when the first query
     needs it: the user is still typing the query. Returns whether a start began. Nothing is
     reported here and a failure (no Java) is only logged: the first real use starts it again and
     reports it, or the error, as usual."""
     global _prestart_thread
-    if not PRESTART or _session is not None or (_prestart_thread is not None and _prestart_thread.is_alive()):
+    if not PRESTART:
+        return False
+    over_connect = _prestart_remote(remote, master)
+    if over_connect is not None:
+        return over_connect
+    if _session is not None or (_prestart_thread is not None and _prestart_thread.is_alive()):
         return False
 
     def run():
