@@ -99,9 +99,11 @@ class SparkRuntime(Runtime):
         if connect:
             from .follow import SinkFollower
 
+            url = self.url
+
             def failed(e):
                 if q.error is None:
-                    q.error = _spark_message(e)
+                    q.error = _connect_message(e, url)
                 q.running = False
                 q._state_changed()
 
@@ -191,7 +193,12 @@ class SparkRuntime(Runtime):
 
     def foreign_reader(self, stream: str):
         from .foreign import SparkFileReader
-        return SparkFileReader(self.wb, stream, self._spark())
+        spark = self._spark()
+        if is_connect(spark):
+            raise StreamSqlError(f"foreign stream {stream}: foreign streams need Spark in this process (their reader "
+                                 f"commits each file from foreachBatch), not a Spark Connect server; "
+                                 f"use STREAMSQL_ENGINE=process (docs/cluster.md)")
+        return SparkFileReader(self.wb, stream, spark)
 
     def file_sink(self, q, path, fmt: str):
         from .sinks import SparkFileSink
@@ -215,6 +222,19 @@ def _sources_initialized(handle, timeout: float = 60.0) -> None:
         except Exception:  # the query ended: wait() reports why
             return
         time.sleep(0.05)
+
+
+def _connect_message(e: Exception, url: str | None) -> str:
+    """One line for a query whose Spark Connect server failed it or went away."""
+    s = str(e)
+    if any(k in s for k in ("UNAVAILABLE", "failed to connect", "Connection refused", "Socket closed",
+                            "SESSION_CLOSED", "INVALID_HANDLE", "ABORTED")):
+        from .session import _safe, forget_remote
+        if url:
+            forget_remote(url)
+        return (f"the Spark engine at {_safe(url or '?')} went away (stopped?): the query stopped at its last "
+                f"committed batch and resumes from there when the workspace is opened again with an engine up")
+    return _spark_message(e)
 
 
 _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")

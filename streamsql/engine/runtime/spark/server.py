@@ -43,7 +43,10 @@ def versions() -> dict:
 
 
 def engine_dir() -> Path:
-    d = Path(os.environ.get("STREAMSQL_ENGINE_DIR") or Path.home() / ".cache" / "streamsql" / "engine")
+    return _private(Path(os.environ.get("STREAMSQL_ENGINE_DIR") or Path.home() / ".cache" / "streamsql" / "engine"))
+
+
+def _private(d: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(d, 0o700)
     return d
@@ -95,6 +98,15 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    try:        # a zombie (an engine this process started, ended but not yet reaped) is gone
+        if "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text():
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            return False
+    except OSError:
+        pass
     return True
 
 
@@ -143,7 +155,7 @@ def running(d: Path | None = None) -> EngineInfo | None:
 
 def start(idle: float | None = None, wait: bool = True, timeout: float = 180.0, d: Path | None = None) -> EngineInfo:
     """The running engine, or a new one started in the background (returns once it answers)."""
-    d = d or engine_dir()
+    d = _private(d) if d is not None else engine_dir()
     info = read_info(d)
     if info is not None:
         if _alive(info.pid) and _is_ours(info.pid):
@@ -152,8 +164,12 @@ def start(idle: float | None = None, wait: bool = True, timeout: float = 180.0, 
         _info_file(d).unlink(missing_ok=True)       # stale: its process is gone
     idle = float(idle if idle is not None else os.environ.get("STREAMSQL_ENGINE_IDLE", DEFAULT_IDLE))
     log = open(d / "server.log", "ab")
+    # a process that opened a Connect session has PySpark's Connect mode in its environment: the
+    # server starts a classic SparkContext
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SPARK_CONNECT_", "SPARK_REMOTE", "PYSPARK_REMOTE"))}
     proc = subprocess.Popen([sys.executable, "-m", __name__, "serve", str(d), str(idle)], stdin=subprocess.DEVNULL,
-                            stdout=log, stderr=log, start_new_session=True, close_fds=True)
+                            stdout=log, stderr=log, start_new_session=True, close_fds=True, env=env)
     log.close()
     if not wait:
         return None

@@ -305,9 +305,11 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
             raise RuntimeError(f"the Spark Connect client is not installed ({e}): pip install 'pyspark[connect]'") from None
         try:
             spark = SparkSession.builder.remote(_loopback(url)).create()
+            _short_retries(spark)
             spark.version        # one round trip: a wrong token or a server that is not there shows now
         except Exception as e:
-            raise RuntimeError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
+            from .server import EngineError
+            raise EngineError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
         for k, v in LOW_LATENCY_CONF.items():
             if k.startswith("spark.sql."):
                 try:
@@ -318,6 +320,14 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
         register(spark)
         _remotes[url] = spark
         return spark
+
+
+def _short_retries(spark) -> None:
+    """PySpark's client retries an unreachable server for at least ten minutes; a workbench says
+    within seconds that its engine went away (every wait, stop and exit would hang otherwise)."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    spark.client.set_retry_policies([DefaultPolicy(max_retries=5, backoff_multiplier=2.0, initial_backoff=100,
+                                                   max_backoff=2000, min_jitter_threshold=10_000)])
 
 
 def _loopback(url: str) -> str:
@@ -343,9 +353,17 @@ def _safe(url: str) -> str:
 
 
 def forget_remote(url: str) -> None:
-    """Drop the session on ``url`` (its server went away): the next use opens a new one."""
+    """Drop the session on ``url`` (its server went away): the next use opens a new one. It is
+    closed here without a call to the server, so that it is no longer the process's default
+    session (PySpark parses DDL strings through that one)."""
     with _remote_lock:
-        _remotes.pop(url, None)
+        spark = _remotes.pop(url, None)
+    if spark is not None:
+        spark.release_session_on_close = False
+        try:
+            spark.stop()
+        except Exception as e:   # noqa: BLE001 - closing a channel to a server that is gone
+            log.info("closing the Spark Connect session on %s: %s", _safe(url), e)
 
 
 def _mark(on_phase, name: str) -> None:
