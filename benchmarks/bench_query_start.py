@@ -55,15 +55,21 @@ def _load() -> str:
         return "?"
 
 
+def _noop(df, batch_id):
+    df.count()
+
+
 def bare_query(spark) -> float:
-    """A rate source -> foreachBatch query on the same session: its first batch."""
-    import threading
-    got = threading.Event()
+    """A rate source -> foreachBatch query on the same session: until its first batch is done
+    (its progress; under Spark Connect the function runs in the server)."""
     t0 = time.monotonic()
     sq = (spark.readStream.format("rate").option("rowsPerSecond", 1).load()
-          .writeStream.foreachBatch(lambda df, i: got.set() if df.count() >= 0 else None)
+          .writeStream.foreachBatch(_noop)
           .option("checkpointLocation", tempfile.mkdtemp(prefix="streamsql-bench-bare-")).start())
-    got.wait(300)
+    while not sq.recentProgress:
+        if time.monotonic() - t0 > 300:
+            raise SystemExit("the bare query had no batch within 300 s")
+        time.sleep(0.005)
     t = time.monotonic() - t0
     sq.stop()
     return t
@@ -95,17 +101,17 @@ def shape_run(wb, n: int, shape: str) -> dict:
 def warm_engine(a) -> dict:
     import streamsql
     res = {}
-    kw = {"remote": a.remote} if a.remote else {}
-    with streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-bench-qs-"), **kw) as wb:
-        from streamsql.engine.runtime.spark.session import get_session
-        spark = get_session(wb.master, wb.spark_conf, **kw)
+    with streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-bench-qs-"), remote=a.remote) as wb:
+        from streamsql.engine.runtime.spark.session import get_remote_session, get_session
+        spark = None
         n = 0
         for shape in SHAPES:             # one untimed query of each shape: the engine is warm
             n += 1
             shape_run(wb, n, shape)
-        if spark is not None:
-            bare_query(spark)
-            res["bare"] = statistics.median(bare_query(spark) for _ in range(a.runs))
+        url = wb.runtime.url
+        spark = get_remote_session(url) if url else get_session(wb.master, wb.spark_conf)
+        bare_query(spark)
+        res["bare"] = statistics.median(bare_query(spark) for _ in range(a.runs))
         for shape in SHAPES:
             runs = []
             for _ in range(a.runs):
@@ -170,6 +176,7 @@ def child(code: str, env: dict) -> float:
 def fresh(a) -> dict:
     from streamsql.engine.runtime.spark import server
     base = {**os.environ, "STREAMSQL_PRESTART": "1"}
+    was_up = server.running() is not None
     res = {"bare PySpark range(1).collect()": statistics.median(child(BARE, base) for _ in range(a.runs))}
     for mode in ("engine down (in-process Spark)", "engine up"):
         env = dict(base)
@@ -182,19 +189,30 @@ def fresh(a) -> dict:
         res[f"kernel, {mode}"] = statistics.median(child(KERNEL, env) for _ in range(a.runs))
         for k in (f"interpreter, {mode}", f"kernel, {mode}"):
             print(f"  {k:45} {res[k]:.2f} s   load {_load()}", flush=True)
+    if not was_up:
+        server.stop()
     return res
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--remote", default=None, help="a Spark Connect endpoint (default: this process's engine)")
+    ap.add_argument("--remote", default=None, help="a Spark Connect endpoint (default: as STREAMSQL_ENGINE says)")
+    ap.add_argument("--shared", action="store_true", help="the warm queries through the shared engine "
+                    "(started if down, in STREAMSQL_ENGINE_DIR)")
     ap.add_argument("--fresh", action="store_true", help="also fresh interpreters and kernels, engine up and down")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
            "date": time.strftime("%Y-%m-%d %H:%M"), "runs": a.runs, "remote": a.remote, "load_before": _load()}
-    print(f"warm engine ({a.remote or 'in-process'}), median of {a.runs} fresh queries per shape; load {_load()}")
+    if a.shared:
+        from streamsql.engine.runtime.spark import server
+        a.remote = server.start().url
+    elif not a.remote:
+        os.environ.setdefault("STREAMSQL_ENGINE", "process")
+    where = "the shared engine" if a.shared else (a.remote.split(";")[0] if a.remote else "Spark in this process")
+    res["engine"] = where
+    print(f"warm engine ({where}), median of {a.runs} fresh queries per shape; load {_load()}")
     res["warm"] = warm_engine(a)
     bare = res["warm"].get("bare")
     if bare:
@@ -209,6 +227,12 @@ def main():
         res["fresh"] = fresh(a)
     res["load_after"] = _load()
     print(f"load after: {res['load_after']}")
+    if a.fresh:
+        f = res["fresh"]
+        bare = f["bare PySpark range(1).collect()"]
+        for k, v in f.items():
+            print(f"{k:45} {v:6.2f} s  {v / bare:5.2f}x bare PySpark"
+                  + ("   target <= 3 s (moonshot 2 s) " + ("met" if v <= 3 else "NOT met") if "engine up" in k else ""))
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1))
 

@@ -57,7 +57,8 @@ def test_engine_start_status_stop_and_stale_or_foreign_servers(tmp_path):
         (d / "engine.json").write_text(json.dumps(info))
         r = cli("engine", "stop", env=env)
         assert r.returncode == 0 and r.stdout.strip() == f"stopped the shared engine (pid {info['pid']})"
-        assert not Path(f"/proc/{info['pid']}").exists()
+        from streamsql.engine.runtime.spark.server import alive
+        assert not alive(info["pid"])
         # a stale file (its process gone): status says so, stop clears it
         (d / "engine.json").write_text(json.dumps(info))
         r = cli("engine", "status", env=env)

@@ -26,6 +26,7 @@ from ...errors import StreamSqlError
 #: seconds without a client before the engine stops itself (``--idle``, ``STREAMSQL_ENGINE_IDLE``)
 DEFAULT_IDLE = 3600
 HEARTBEAT = 10.0     # a client touches its file this often
+SERVE_MODULE = "streamsql.engine.runtime.spark.serve"     # the server process (serve.py)
 
 
 class EngineError(StreamSqlError):
@@ -74,24 +75,24 @@ class EngineInfo:
                 f"pyspark {self.versions.get('pyspark')} ({self.dir})")
 
 
-def _info_file(d: Path) -> Path:
+def info_file(d: Path) -> Path:
     return d / "engine.json"
 
 
 def read_info(d: Path | None = None) -> EngineInfo | None:
     d = d or engine_dir()
     try:
-        s = json.loads(_info_file(d).read_text())
+        s = json.loads(info_file(d).read_text())
         return EngineInfo(int(s["pid"]), int(s["port"]), str(s["token"]), dict(s["versions"]), float(s["started"]),
                           float(s.get("idle", DEFAULT_IDLE)), d)
     except FileNotFoundError:
         return None
     except (ValueError, KeyError, TypeError, OSError) as e:
-        raise EngineError(f"{_info_file(d)} is not a streamsql engine file ({e}); remove it or run "
+        raise EngineError(f"{info_file(d)} is not a streamsql engine file ({e}); remove it or run "
                           f"`streamsql engine stop`") from None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -112,9 +113,9 @@ def _alive(pid: int) -> bool:
 
 def _is_ours(pid: int) -> bool:
     try:
-        return b"streamsql.engine.runtime.spark.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return SERVE_MODULE.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return _alive(pid)
+        return alive(pid)
 
 
 def _answers(port: int, timeout: float = 2.0) -> bool:
@@ -127,8 +128,8 @@ def _answers(port: int, timeout: float = 2.0) -> bool:
 
 def check(info: EngineInfo) -> None:
     """Raise :class:`EngineError` unless ``info`` is a live engine this process can use."""
-    if not _alive(info.pid) or not _is_ours(info.pid):
-        raise EngineError(f"stale shared engine: process {info.pid} of {_info_file(info.dir)} is gone "
+    if not alive(info.pid) or not _is_ours(info.pid):
+        raise EngineError(f"stale shared engine: process {info.pid} of {info_file(info.dir)} is gone "
                           f"(`streamsql engine start` starts a new one)")
     mine = versions()
     for k in ("streamsql", "pyspark"):
@@ -158,17 +159,17 @@ def start(idle: float | None = None, wait: bool = True, timeout: float = 180.0, 
     d = _private(d) if d is not None else engine_dir()
     info = read_info(d)
     if info is not None:
-        if _alive(info.pid) and _is_ours(info.pid):
+        if alive(info.pid) and _is_ours(info.pid):
             check(info)                  # a foreign version or a hung server: say so, do not replace it
             return info
-        _info_file(d).unlink(missing_ok=True)       # stale: its process is gone
+        info_file(d).unlink(missing_ok=True)       # stale: its process is gone
     idle = float(idle if idle is not None else os.environ.get("STREAMSQL_ENGINE_IDLE", DEFAULT_IDLE))
     log = open(d / "server.log", "ab")
     # a process that opened a Connect session has PySpark's Connect mode in its environment: the
     # server starts a classic SparkContext
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SPARK_CONNECT_", "SPARK_REMOTE", "PYSPARK_REMOTE"))}
-    proc = subprocess.Popen([sys.executable, "-m", __name__, "serve", str(d), str(idle)], stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, "-m", SERVE_MODULE, str(d), str(idle)], stdin=subprocess.DEVNULL,
                             stdout=log, stderr=log, start_new_session=True, close_fds=True, env=env)
     log.close()
     if not wait:
@@ -191,16 +192,16 @@ def stop(d: Path | None = None, timeout: float = 60.0) -> str:
     info = read_info(d)
     if info is None:
         return "no shared engine is running"
-    if not _alive(info.pid) or not _is_ours(info.pid):
-        _info_file(d).unlink(missing_ok=True)
+    if not alive(info.pid) or not _is_ours(info.pid):
+        info_file(d).unlink(missing_ok=True)
         return f"removed the file of a stale engine (process {info.pid} was gone)"
     os.kill(info.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while _alive(info.pid) and time.monotonic() < deadline:
+    while alive(info.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if _alive(info.pid):
+    if alive(info.pid):
         os.kill(info.pid, signal.SIGKILL)
-    _info_file(d).unlink(missing_ok=True)
+    info_file(d).unlink(missing_ok=True)
     return f"stopped the shared engine (pid {info.pid})"
 
 
@@ -262,71 +263,3 @@ def endpoint(remote: str | None, master: str | None) -> str | None:
             return None
     keep_alive(d)
     return info.url
-
-
-# --------------------------------------------------------------------------- the server process
-
-def _last_client(d: Path) -> float:
-    latest = 0.0
-    for f in (d / "clients").glob("*"):
-        try:
-            pid = int(f.name)
-            if not _alive(pid):
-                f.unlink()
-                continue
-            latest = max(latest, f.stat().st_mtime)
-        except (ValueError, OSError):
-            continue
-    return latest
-
-
-def serve(d: Path, idle: float) -> None:
-    import secrets
-    from .session import get_session, stop_session
-    token = secrets.token_urlsafe(32)
-    os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
-    conf = {"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
-            "spark.connect.grpc.binding.address": "127.0.0.1",
-            "spark.connect.grpc.binding.port": "0",
-            "spark.connect.authenticate.token": token,
-            "spark.sql.artifact.isolation.enabled": "true"}
-    spark = get_session(os.environ.get("STREAMSQL_ENGINE_MASTER", "local[*]"), conf, log_dir=d)
-    jvm = spark.sparkContext._jvm
-    service = jvm.java.lang.Class.forName("org.apache.spark.sql.connect.service.SparkConnectService$", True,
-                                          jvm.Thread.currentThread().getContextClassLoader())
-    port = int(service.getField("MODULE$").get(None).server().getPort())   # the port it bound (0: any free one)
-    started = time.time()
-    tmp = d / f"engine.json.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"pid": os.getpid(), "port": port, "token": token, "versions": versions(),
-                   "started": started, "idle": idle}, f)
-    os.replace(tmp, _info_file(d))
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    (d / "clients").mkdir(exist_ok=True)
-    print(f"streamsql engine: pid {os.getpid()} on 127.0.0.1:{port}", flush=True)
-    while not stopping:
-        time.sleep(1.0)
-        if time.time() - max(started, _last_client(d)) > idle:
-            print(f"streamsql engine: no client for {idle:.0f} s, stopping", flush=True)
-            break
-    try:
-        info = read_info(d)
-        if info is not None and info.pid == os.getpid():
-            _info_file(d).unlink(missing_ok=True)
-    except EngineError:
-        pass
-    for q in list(spark.streams.active):
-        try:
-            q.stop()
-        except Exception:
-            pass
-    stop_session()
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), float(sys.argv[3]))
-    else:
-        sys.exit("usage: python -m streamsql.engine.runtime.spark.server serve DIR IDLE_SECONDS")

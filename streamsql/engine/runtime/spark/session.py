@@ -294,7 +294,7 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
     with _remote_lock:
         spark = _remotes.get(url)
         if spark is not None:
-            return spark
+            return _activate(spark)
         if on_start:
             on_start()
         if on_phase:
@@ -303,11 +303,14 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
             from pyspark.sql import SparkSession
         except ImportError as e:      # the Connect client's packages (pyspark[connect])
             raise RuntimeError(f"the Spark Connect client is not installed ({e}): pip install 'pyspark[connect]'") from None
+        spark = None
         try:
             spark = SparkSession.builder.remote(_loopback(url)).create()
             _short_retries(spark)
             spark.version        # one round trip: a wrong token or a server that is not there shows now
         except Exception as e:
+            if spark is not None:
+                _close_locally(spark, url)
             from .server import EngineError
             raise EngineError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
         for k, v in LOW_LATENCY_CONF.items():
@@ -319,7 +322,24 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
         from .source import register
         register(spark)
         _remotes[url] = spark
-        return spark
+        return _activate(spark)
+
+
+def _activate(spark):
+    """``spark`` as this thread's active Connect session: PySpark parses DDL strings (a stage's
+    output schema) through the active session, which must be this one and a live one."""
+    type(spark)._active_session.session = spark
+    return spark
+
+
+def _close_locally(spark, url: str) -> None:
+    """Close a Connect session without a call to its server (a wrong token, a server gone), so
+    that it is no longer the process's default or active session."""
+    spark.release_session_on_close = False
+    try:
+        spark.stop()
+    except Exception as e:   # noqa: BLE001 - closing a channel to a server that refuses us or is gone
+        log.info("closing the Spark Connect session on %s: %s", _safe(url), e)
 
 
 def _short_retries(spark) -> None:
@@ -359,11 +379,7 @@ def forget_remote(url: str) -> None:
     with _remote_lock:
         spark = _remotes.pop(url, None)
     if spark is not None:
-        spark.release_session_on_close = False
-        try:
-            spark.stop()
-        except Exception as e:   # noqa: BLE001 - closing a channel to a server that is gone
-            log.info("closing the Spark Connect session on %s: %s", _safe(url), e)
+        _close_locally(spark, url)
 
 
 def _mark(on_phase, name: str) -> None:
