@@ -164,6 +164,8 @@ finally:
 
 
 def child(code: str, env: dict) -> float:
+    # not PySpark's Connect mode of this process (set once it opened a Connect session)
+    env = {k: v for k, v in env.items() if not k.startswith(("SPARK_CONNECT_", "SPARK_REMOTE"))}
     t = time.monotonic()
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
     if r.returncode:

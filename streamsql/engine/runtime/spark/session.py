@@ -307,18 +307,15 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
         try:
             spark = SparkSession.builder.remote(_loopback(url)).create()
             _short_retries(spark)
-            spark.version        # one round trip: a wrong token or a server that is not there shows now
+            # one round trip (a wrong token or a server that is not there shows now): the session
+            # settings a session may set; a server's static settings are its own (silently kept)
+            spark.conf._set_all(configs={k: v for k, v in LOW_LATENCY_CONF.items() if k.startswith("spark.sql.")},
+                                silent=True)
         except Exception as e:
             if spark is not None:
                 _close_locally(spark, url)
             from .server import EngineError
             raise EngineError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
-        for k, v in LOW_LATENCY_CONF.items():
-            if k.startswith("spark.sql."):
-                try:
-                    spark.conf.set(k, v)
-                except Exception as e:     # a static setting of that server: its own value holds
-                    log.info("Spark Connect %s: %s not set (%s)", _safe(url), k, str(e).splitlines()[0][:200])
         from .source import register
         register(spark)
         _remotes[url] = spark
