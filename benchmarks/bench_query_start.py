@@ -203,6 +203,8 @@ def main():
     ap.add_argument("--shared", action="store_true", help="the warm queries through the shared engine "
                     "(started if down, in STREAMSQL_ENGINE_DIR)")
     ap.add_argument("--fresh", action="store_true", help="also fresh interpreters and kernels, engine up and down")
+    ap.add_argument("--baseline", action="store_true", help="also the warm queries without the fork server "
+                    "(STREAMSQL_FORKSERVER=0, in a child process: Spark's per-query Python processes start cold)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -216,15 +218,26 @@ def main():
     res["engine"] = where
     print(f"warm engine ({where}), median of {a.runs} fresh queries per shape; load {_load()}")
     res["warm"] = warm_engine(a)
+    if a.baseline and not a.remote:
+        out = Path(tempfile.mkdtemp(prefix="streamsql-bench-base-")) / "base.json"
+        print("baseline: the same without the fork server, in a child process", flush=True)
+        r = subprocess.run([sys.executable, __file__, "--runs", str(a.runs), "--json", str(out)],
+                           env={**os.environ, "STREAMSQL_FORKSERVER": "0", "STREAMSQL_ENGINE": "process"},
+                           cwd=ROOT, timeout=3600)
+        if r.returncode == 0:
+            res["without fork server"] = json.loads(out.read_text())["warm"]
     bare = res["warm"].get("bare")
     if bare:
         print(f"  {'bare SS':10} first batch {bare:.2f} s (rate source -> foreachBatch, same engine)")
+    base = res.get("without fork server")
     for shape in SHAPES:
         w = res["warm"][shape]
         target = 0.5 if shape in ("filter", "UNION ALL") else 1.0
         ratio = f"{w['first_row'] / bare:.1f}x bare" if bare else ""
+        was = (f"   without the fork server {base[shape]['first_row']:.2f} s ({base[shape]['first_row'] / base['bare']:.1f}x "
+               f"its bare {base['bare']:.2f} s)") if base else ""
         print(f"{shape:10} first row {w['first_row']:.2f} s {ratio:>12}   target <= {target} s "
-              f"{'met' if w['first_row'] <= target else 'NOT met'}")
+              f"{'met' if w['first_row'] <= target else 'NOT met'}{was}")
     if a.fresh:
         res["fresh"] = fresh(a)
     res["load_after"] = _load()
