@@ -160,3 +160,18 @@ def test_engine_stop_under_a_running_query_loses_nothing(tmp_path):
             q = wb.queries["totals"]
             q.wait(300)
             assert [(r.step, r.values[1:]) for r in q.rows] == [(2, (1, 5)), (3, (1, 6)), (4, (1, 7))]
+
+
+def test_the_engine_stops_itself_when_no_client_comes(tmp_path):
+    from streamsql.engine.runtime.spark import server
+    d = tmp_path / "engine"
+    info = server.start(idle=3, d=d)
+    try:
+        deadline = time.monotonic() + 120
+        while server.alive(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not server.alive(info.pid)
+        assert not (d / "engine.json").exists()
+        assert "no client for 3 s, stopping" in (d / "server.log").read_text()
+    finally:
+        server.stop(d)
