@@ -36,8 +36,10 @@ WARM = ["pyspark.sql.streaming.python_streaming_source_runner", "pyspark.daemon"
         "pyspark.sql.streaming.transform_with_state_driver_worker", "pandas", "pyarrow", "numpy",
         "streamsql.engine.runtime.spark.source", "streamsql.engine.runtime.spark.stage",
         "streamsql.engine.runtime.spark.sink", "streamsql.engine.runtime.spark.pipeline"]
-#: imported when present (a Connect server's foreachBatch runner needs grpc)
-WARM_OPTIONAL = ["pyspark.sql.connect.streaming.worker.foreach_batch_worker",
+#: imported too in a Spark Connect server (``STREAMSQL_FORK_CONNECT=1``): its foreachBatch runner
+#: needs grpc and PySpark's Connect client (about a second to import), which Spark in a
+#: notebook's own process never runs
+WARM_CONNECT = ["pyspark.sql.connect.streaming.worker.foreach_batch_worker",
                  "pyspark.sql.connect.streaming.worker.listener_worker"]
 
 LAUNCHER = r'''#!{python} -IS
@@ -210,10 +212,10 @@ def serve(sock_path: str) -> None:
     import select
     for m in WARM:
         importlib.import_module(m)
-    for m in WARM_OPTIONAL:
+    for m in WARM_CONNECT if os.environ.get("STREAMSQL_FORK_CONNECT") == "1" else []:
         try:
             importlib.import_module(m)
-        except Exception:
+        except Exception:   # noqa: BLE001 - the Connect client missing: its runner starts cold
             pass
     try:
         os.unlink(sock_path)

@@ -33,6 +33,7 @@ def serve(d: Path, idle: float) -> None:
     from .session import get_session, stop_session
     token = secrets.token_urlsafe(32)
     os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
+    os.environ["STREAMSQL_FORK_CONNECT"] = "1"     # the fork server warms the foreachBatch runner too
     conf = {"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": "0",

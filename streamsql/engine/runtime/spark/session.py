@@ -319,6 +319,10 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
         from .source import register
         register(spark)
         _remotes[url] = spark
+        # at exit, close it here without a call (PySpark's own exit hook would call a server that
+        # may be gone: seconds of retries); the server drops the session after its timeout
+        import atexit
+        atexit.register(_close_locally, spark, url)
         return _activate(spark)
 
 
