@@ -31,9 +31,13 @@ os.environ.setdefault("STREAMSQL_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 # The shared engine (docs/engine.md): this test session's own engine directory, so that it never
 # reaches a user's engine (or another checkout's) by accident; in-process Spark unless a test asks
 # for the engine (tests/engine_support.py). Kernels and subprocesses inherit both.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
 os.environ.setdefault("STREAMSQL_ENGINE", "process")
-os.environ.setdefault("STREAMSQL_ENGINE_DIR", tempfile.mkdtemp(prefix="streamsql-test-engine-"))
+if "STREAMSQL_ENGINE_DIR" not in os.environ:
+    os.environ["STREAMSQL_ENGINE_DIR"] = tempfile.mkdtemp(prefix="streamsql-test-engine-")
+    atexit.register(shutil.rmtree, os.environ["STREAMSQL_ENGINE_DIR"], True)
 
 # This process starts Spark once, by the fixture below (local[2]); a workbench opened before it
 # must not start another in the background. Kernels and subprocesses keep the default
