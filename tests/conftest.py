@@ -28,6 +28,17 @@ settings.load_profile("streamsql")
 # two cores than C1 and C2 together, which only pay off in long runs (the benchmarks keep both).
 os.environ.setdefault("STREAMSQL_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
+# The shared engine (docs/engine.md): this test session's own engine directory, so that it never
+# reaches a user's engine (or another checkout's) by accident; in-process Spark unless a test asks
+# for the engine (tests/engine_support.py). Kernels and subprocesses inherit both.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+os.environ.setdefault("STREAMSQL_ENGINE", "process")
+if "STREAMSQL_ENGINE_DIR" not in os.environ:
+    os.environ["STREAMSQL_ENGINE_DIR"] = tempfile.mkdtemp(prefix="streamsql-test-engine-")
+    atexit.register(shutil.rmtree, os.environ["STREAMSQL_ENGINE_DIR"], True)
+
 # This process starts Spark once, by the fixture below (local[2]); a workbench opened before it
 # must not start another in the background. Kernels and subprocesses keep the default
 # (tests/test_startup.py tests it).
@@ -39,6 +50,14 @@ _spark_session.PRESTART = False
 def spark():
     from streamsql.engine.runtime.spark.session import get_session
     return get_session("local[2]", log_dir=ROOT / "test-output" / "spark-logs")
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """The test session's shared engine (a Spark Connect server on 127.0.0.1), stopped at the end."""
+    from engine_support import running_engine
+    with running_engine() as info:
+        yield info
 
 
 @pytest.fixture

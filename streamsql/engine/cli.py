@@ -1,4 +1,5 @@
-"""``streamsql replay SQL EVENTS`` and ``streamsql demo``: run a scenario without a notebook.
+"""``streamsql replay SQL EVENTS`` and ``streamsql demo``: run a scenario without a notebook;
+``streamsql engine start|status|stop``: the shared engine.
 
 Prints the lines of SEMANTICS.md section 5 (one JSON object per line, in release order) or,
 with ``--format table``, the seed's step table. Errors go to stderr with a non-zero status:
@@ -18,17 +19,19 @@ from .replay import replay_into
 
 def replay(sql_text: str, events: list[Event], *, engine: str = "spark", bounds: bool = False,
            batch: int | None = None, buckets: int = 1, workspace: str | None = None, fmt: str = "jsonl",
-           master: str | None = None, spark_conf: dict | None = None, out=None) -> int:
+           master: str | None = None, spark_conf: dict | None = None, out=None, remote: str | None = None) -> int:
     from .workbench import Workbench
     out = out if out is not None else sys.stdout      # looked up now: callers may redirect stdout
     # a whole file at once is a replay: read the log with parallel tasks
     reader = "parallel" if batch is None else "simple"
     with Workbench(workspace, engine=engine, master=master, buckets=buckets, batch_events=batch, trace=False,
-                   reader=reader, spark_conf=spark_conf) as wb:
+                   reader=reader, spark_conf=spark_conf, remote=remote) as wb:
         replay_into(wb, sql_text, events, bounds=bounds, fmt=fmt, out=out)
     return 0
 
 
+REMOTE_HELP = ("a Spark Connect endpoint, e.g. sc://host:15002 (default: $STREAMSQL_REMOTE, else the shared "
+               "engine when it is up, else Spark in this process); the server must read the workspace")
 MASTER_HELP = ("Spark master, e.g. spark://host:7077 (default: $STREAMSQL_MASTER, else local[*]); "
                "executors need streamsql importable and the workspace readable")
 
@@ -46,21 +49,32 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--workspace", default=None, help="keep the workspace here (default: a temporary one; "
                    "on a cluster, a directory every worker can read)")
     r.add_argument("--master", default=None, metavar="URL", help=MASTER_HELP)
+    r.add_argument("--remote", default=None, metavar="URL", help=REMOTE_HELP)
     r.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a Spark setting for this run (repeatable), e.g. spark.executor.memory=2g")
     r.add_argument("--format", choices=["jsonl", "table"], default="jsonl")
     d = sub.add_parser("demo", help="replay the UNION ALL example of seed 000 and print its step table")
     d.add_argument("--engine", choices=["spark", "local"], default="spark")
     d.add_argument("--master", default=None, metavar="URL", help=MASTER_HELP)
+    d.add_argument("--remote", default=None, metavar="URL", help=REMOTE_HELP)
+    e = sub.add_parser("engine", help="the shared engine: one warm Spark (a Spark Connect server on 127.0.0.1) "
+                       "for every kernel, replay and test session of this user")
+    e.add_argument("action", choices=["start", "status", "stop"])
+    e.add_argument("--idle", type=float, default=None, metavar="SECONDS",
+                   help="stop by itself after this long without a client (default: $STREAMSQL_ENGINE_IDLE, else 3600)")
     a = ap.parse_args(argv)
     try:
+        if a.cmd == "engine":
+            from .runtime.engines import engine_command
+            print(engine_command(a.action, idle=a.idle))
+            return 0
         if a.cmd == "demo":
             from .. import scenarios
             demo = scenarios.folder()
             print("UNION ALL of streams P and Q (seed 000, 'Merging Two Streams'):\n")
             print((demo / "union_merge.sql").read_text().strip(), "\n")
             return replay((demo / "union_merge.sql").read_text(), read_events(demo / "union_merge.events.jsonl"),
-                          engine=a.engine, master=a.master, fmt="table")
+                          engine=a.engine, master=a.master, fmt="table", remote=a.remote)
         if a.batch is not None and a.batch < 1:
             ap.error("--batch must be at least 1")
         if a.buckets < 1:
@@ -74,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         sql_text = Path(a.sql).read_text()
         events = read_events(a.events)
         return replay(sql_text, events, engine=a.engine, bounds=a.bounds, batch=a.batch, buckets=a.buckets,
-                      workspace=a.workspace, master=a.master, spark_conf=conf or None, fmt=a.format)
+                      workspace=a.workspace, master=a.master, spark_conf=conf or None, fmt=a.format,
+                      remote=a.remote)
     except SqlError as e:
         print(f"error: {a.sql if a.cmd == 'replay' else 'demo'}: {e.caret() if e.sql else e}", file=sys.stderr)
         return 1

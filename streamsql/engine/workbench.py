@@ -55,7 +55,8 @@ class Workbench:
     ``trace=False`` skips the per-event operator trace (for bulk replays), ``trace_steps`` bounds
     how many steps of it each query keeps (the last ones); ``reader="parallel"``
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
-    reader that gives the quickest one-event steps.
+    reader that gives the quickest one-event steps. ``remote`` is a Spark Connect endpoint
+    (``sc://host:15002``) to run on; the workspace must then be on storage that server reads.
 
     One process writes a workspace at a time (a lock file names it); ``read_only=True`` opens a
     workspace another process writes: catalog, clocks, history and relational queries, as of
@@ -65,8 +66,12 @@ class Workbench:
     def __init__(self, workspace: str | Path | None = None, *, engine: str = "spark",
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
-                 reader: str = "simple", read_only: bool = False, trace_steps: int = 10_000):
+                 reader: str = "simple", read_only: bool = False, trace_steps: int = 10_000,
+                 remote: str | None = None):
         check_engine(engine)
+        #: a Spark Connect endpoint (``sc://host:port``; None: the environment's ``STREAMSQL_REMOTE``,
+        #: else the shared engine or this process's Spark, see ``docs/engine.md``)
+        self.remote = remote or os.environ.get("STREAMSQL_REMOTE") or None
         self._tmp = None
         self._ws_lock: WorkspaceLock | None = None
         self.read_only = bool(read_only)
@@ -102,7 +107,7 @@ class Workbench:
         self.reader = reader
         self.spark_conf = dict(spark_conf or {})
         if not self.read_only:   # Spark starts while the workspace opens and the user types
-            prestart(engine, self.master, self.spark_conf, self.path / "logs")
+            prestart(engine, self.master, self.spark_conf, self.path / "logs", self.remote)
         self.log = EventLog(self.path, durable=durable, read_only=self.read_only)
         #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
         self.journal = Journal(self.path, durable=durable)

@@ -25,7 +25,7 @@ def load_ipython_extension(ip) -> None:
         _loaded[id(ip)] = magics
         # Spark starts now, in the background, while the user writes the first query
         from ..engine.runtime.engines import prestart
-        prestart(magics.engine, magics.master)
+        prestart(magics.engine, magics.master, remote=magics.remote)
         completer = getattr(ip, "Completer", None)
         if completer is not None:               # Tab in %%streamsql cells and %streamsql lines
             from .completion import make_matcher

@@ -74,6 +74,10 @@ class StreamSql(Magics):
     master = Unicode(None, allow_none=True, help=(
         "Spark master URL (e.g. spark://host:7077); None: the environment's STREAMSQL_MASTER, else "
         "local[*]. On a cluster the workspace must be on storage every worker reads.")).tag(config=True)
+    remote = Unicode(None, allow_none=True, help=(
+        "A Spark Connect endpoint (sc://host:15002, Databricks, managed Spark); None: the environment's "
+        "STREAMSQL_REMOTE, else the shared engine when it is up (streamsql engine start), else Spark in "
+        "this kernel. The workspace must be on storage that server reads.")).tag(config=True)
     buckets = Int(1, help="Key buckets per stateful Spark operator.").tag(config=True)
     displaylimit = Int(20, help="Released rows a query view shows (the last ones); --limit overrides.").tag(
         config=True)
@@ -89,7 +93,7 @@ class StreamSql(Magics):
         self.cell_queries: dict[str, list[str]] = {}
         self._cell = ""                   # the input being run (see cell_key)
 
-    @observe("workspace", "engine", "master", "buckets")
+    @observe("workspace", "engine", "master", "remote", "buckets")
     def _setting_changed(self, change):
         if getattr(self, "kernel", None) is not None and self.kernel.is_open:
             print(f"StreamSql.{change['name']} applies after %streamsql reset")

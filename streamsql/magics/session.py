@@ -33,7 +33,8 @@ class KernelWorkbench:
 
     def _open(self) -> Workbench:
         s = self.settings
-        wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets)
+        wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets,
+                       remote=s.remote or None)
         wb.on_spark_start = self.spark_starting
         wb.on_spark_phase = self.spark_phase
         self._log_to(wb.path / "logs" / "streamsql.log")
@@ -43,7 +44,11 @@ class KernelWorkbench:
         """Called by the engine right before the SparkSession starts (it takes seconds)."""
         self.spark_starts += 1
         master = self._wb.master if self._wb is not None else self.settings.master
-        print(f"starting Spark ({master or 'local[*]'})…", flush=True)
+        url = getattr(self._wb.started_runtime, "url", None) if self._wb is not None else None
+        if url:      # the shared engine or a remote endpoint: a Spark Connect session, no JVM here
+            print(f"connecting to Spark ({url.split(';')[0].rstrip('/')})…", flush=True)
+        else:
+            print(f"starting Spark ({master or 'local[*]'})…", flush=True)
         sys.stdout.flush()
 
     def spark_phase(self, name: str | None, at: float | None = None) -> None:

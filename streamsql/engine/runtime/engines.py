@@ -22,11 +22,28 @@ def make_runtime(engine: str, wb) -> Runtime:
     return SparkRuntime(wb)
 
 
-def prestart(engine: str, master: str | None = None, conf: dict | None = None, log_dir=None) -> bool:
+def prestart(engine: str, master: str | None = None, conf: dict | None = None, log_dir=None,
+             remote: str | None = None) -> bool:
     """Start engine ``engine`` ahead of its first use, in the background, where starting takes
     long (Spark: a JVM and a session, seconds); ``STREAMSQL_PRESTART=0`` turns it off."""
     if check_engine(engine) != "spark":
         return False
     import os
     from .spark.session import prestart as spark_prestart
-    return spark_prestart(master or os.environ.get("STREAMSQL_MASTER") or None, conf, log_dir)
+    return spark_prestart(master or os.environ.get("STREAMSQL_MASTER") or None, conf, log_dir,
+                          remote or os.environ.get("STREAMSQL_REMOTE") or None)
+
+
+def engine_command(action: str, idle: float | None = None) -> str:
+    """``streamsql engine start|status|stop``: one line saying what was done or found (the shared
+    engine is Spark's; raises ``StreamSqlError`` with what to do when it cannot be used)."""
+    from .spark import server
+    if action == "start":
+        return server.start(idle=idle).describe()
+    if action == "stop":
+        return server.stop()
+    info = server.read_info()
+    if info is None:
+        return f"no shared engine is running ({server.engine_dir()})"
+    server.check(info)
+    return info.describe()

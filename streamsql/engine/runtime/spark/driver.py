@@ -14,7 +14,7 @@ from ...errors import StreamSqlError
 from ...paths import under
 from ..base import Runtime
 from .pipeline import SparkQuery
-from .session import get_session
+from .session import get_remote_session, get_session, is_connect
 
 
 class SparkRuntime(Runtime):
@@ -26,6 +26,11 @@ class SparkRuntime(Runtime):
         self.running: dict[str, tuple] = {}
         self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
         self._first: str | None = None  # the query whose first batch ends it
+        #: the Spark Connect URL this workbench's Spark is reached at (None: a Spark in this process),
+        #: decided on first use (server.endpoint)
+        self.url: str | None = None
+        self._resolved = False
+        self.followers: dict = {}       # query name -> SinkFollower (Spark Connect), else None
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -38,8 +43,16 @@ class SparkRuntime(Runtime):
             f = getattr(self.wb, "on_spark_start", None)
             if f is not None:
                 f()
-        spark = get_session(self.wb.master, self.wb.spark_conf, log_dir=None if self.wb.read_only else self.wb.path / "logs",
-                            on_start=on_start, on_phase=on_phase)
+        if not self._resolved:
+            from .server import endpoint
+            self.url = endpoint(getattr(self.wb, "remote", None), self.wb.master)
+            self._resolved = True
+        if self.url is not None:
+            spark = get_remote_session(self.url, on_start=on_start, on_phase=on_phase)
+        else:
+            spark = get_session(self.wb.master, self.wb.spark_conf,
+                                log_dir=None if self.wb.read_only else self.wb.path / "logs",
+                                on_start=on_start, on_phase=on_phase)
         if started and on_phase is not None:
             self._phase = on_phase      # this start goes on with the first query's plan and batch
         return spark
@@ -81,9 +94,28 @@ class SparkRuntime(Runtime):
                 q.trace.extend(res.trace.entries())
             q._deliver_table(res.rows, res.bounds)
 
-        handle = sq.start(delivered, on_error)
+        connect = is_connect(spark)
+        handle = sq.start(delivered, on_error, connect=connect)
+        follower = None
+        if connect:
+            from .follow import SinkFollower
+
+            url = self.url
+
+            def failed(e):
+                if q.error is None:
+                    q.error = _connect_message(e, url)
+                q.running = False
+                q._state_changed()
+
+            def status():
+                if not handle.isActive:
+                    e = handle.exception()
+                    raise RuntimeError(str(e) if e is not None else "the query stopped in the Spark Connect server")
+            follower = SinkFollower(sq.sink, delivered, failed, status)
         _sources_initialized(handle)
         self.running[q.name] = (q, sq, handle)
+        self.followers[q.name] = follower
         if self._phase is not None and self._first == q.name:
             self._phase("first batch")
 
@@ -118,6 +150,12 @@ class SparkRuntime(Runtime):
                     raise TimeoutError(f"query {q.name} did not catch up within {timeout} s")
             if err:
                 raise err[0]
+            follower = self.followers.get(q.name)
+            if follower is not None:      # the sink ran in the server: until its files are read here
+                follower.wait_for(sq.sink.committed_batch(),
+                                  None if deadline is None else max(0.1, deadline - time.monotonic()))
+                if follower.failed is not None:
+                    raise RuntimeError(follower.failed)
             self._end_startup(q)
         except Exception as e:
             self._end_startup(q)
@@ -143,12 +181,20 @@ class SparkRuntime(Runtime):
     def stop(self, q) -> None:
         self._end_startup(q)
         entry = self.running.pop(q.name, None)
+        follower = self.followers.pop(q.name, None)
         if entry:
-            entry[2].stop()
+            try:
+                entry[2].stop()
+            finally:
+                if follower is not None:
+                    follower.stop()
 
     def close(self) -> None:
         for name in list(self.running):
             _q, _sq, h = self.running.pop(name)
+            follower = self.followers.pop(name, None)
+            if follower is not None:
+                follower.stop()
             try:
                 h.stop()
             except Exception:
@@ -162,7 +208,12 @@ class SparkRuntime(Runtime):
 
     def foreign_reader(self, stream: str):
         from .foreign import SparkFileReader
-        return SparkFileReader(self.wb, stream, self._spark())
+        spark = self._spark()
+        if is_connect(spark):
+            raise StreamSqlError(f"foreign stream {stream}: foreign streams need Spark in this process (their reader "
+                                 f"commits each file from foreachBatch), not a Spark Connect server; "
+                                 f"use STREAMSQL_ENGINE=process (docs/cluster.md)")
+        return SparkFileReader(self.wb, stream, spark)
 
     def file_sink(self, q, path, fmt: str):
         from .sinks import SparkFileSink
@@ -186,6 +237,19 @@ def _sources_initialized(handle, timeout: float = 60.0) -> None:
         except Exception:  # the query ended: wait() reports why
             return
         time.sleep(0.05)
+
+
+def _connect_message(e: Exception, url: str | None) -> str:
+    """One line for a query whose Spark Connect server failed it or went away."""
+    s = str(e)
+    if any(k in s for k in ("UNAVAILABLE", "failed to connect", "Connection refused", "Socket closed",
+                            "SESSION_CLOSED", "INVALID_HANDLE", "ABORTED")):
+        from .session import _safe, forget_remote
+        if url:
+            forget_remote(url)
+        return (f"the Spark engine at {_safe(url or '?')} went away (stopped?): the query stopped at its last "
+                f"committed batch and resumes from there when the workspace is opened again with an engine up")
+    return _spark_message(e)
 
 
 _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")

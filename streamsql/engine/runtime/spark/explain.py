@@ -18,7 +18,10 @@ def spark_plan(q) -> str:
     df = getattr(q.handle, "df", None)
     if df is None:
         return f"(query {q.name} has no Spark plan: it is not running on Spark)"
-    text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
+    if hasattr(df, "_jdf"):
+        text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
+    else:                    # a Spark Connect DataFrame: the server explains it
+        text = df._explain_string(mode="simple")
     text = text.replace(str(q.wb.path), "<workspace>")
     for rx, repl in _NOISE:
         text = rx.sub(repl, text)

@@ -389,17 +389,25 @@ class SparkQuery:
             cases.append(f"WHEN {i} THEN CAST(pmod(xxhash64({args}), {buckets}) AS INT)")
         return self._spread(df, f"CASE inp {' '.join(cases)} ELSE 0 END", buckets)
 
-    def start(self, on_batches, on_error):
+    def start(self, on_batches, on_error, connect: bool = False):
+        """Start the streaming query. In the driver, ``foreachBatch`` hands each batch's release to
+        ``on_batches``; on a Spark Connect server it runs in the server's Python process, so the
+        sink only writes its files there and :class:`~.follow.SinkFollower` reads them here."""
         sink = self.sink
+        if connect:
+            sink.persist_trace = True
 
-        def foreach(batch_df, batch_id):
-            try:
-                res = sink.process(batch_id, batch_df.toArrow())
-            except Exception as e:  # surfaces through the query's error, never silently
-                on_error(e)
-                raise
-            if res is not None:
-                on_batches(res)
+            def foreach(batch_df, batch_id):
+                sink.process(batch_id, batch_df.toArrow())
+        else:
+            def foreach(batch_df, batch_id):
+                try:
+                    res = sink.process(batch_id, batch_df.toArrow())
+                except Exception as e:  # surfaces through the query's error, never silently
+                    on_error(e)
+                    raise
+                if res is not None:
+                    on_batches(res)
 
         self.sq = (self.df.writeStream.foreachBatch(foreach)
                    .option("checkpointLocation", str(self.folder / "checkpoint"))

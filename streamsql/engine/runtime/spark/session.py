@@ -222,8 +222,13 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         for k, v in {**LOW_LATENCY_CONF, **(LOCAL_ONLY_CONF if local else {}), **(conf or {})}.items():
             c.set(k, str(v))
         # executors start this interpreter unless told otherwise (a cluster whose workers keep
-        # streamsql elsewhere: spark_conf={"spark.pyspark.python": ...})
-        c.set("spark.pyspark.python", (conf or {}).get("spark.pyspark.python", sys.executable))
+        # streamsql elsewhere: spark_conf={"spark.pyspark.python": ...}); in local mode, through
+        # the fork server's launcher (forkserver.py: no cold Python process per query start)
+        python = sys.executable
+        if local and "spark.pyspark.python" not in (conf or {}):
+            python = _fork_launcher()
+            os.environ["PYSPARK_PYTHON"] = python
+        c.set("spark.pyspark.python", (conf or {}).get("spark.pyspark.python", python))
         c.set("spark.pyspark.driver.python", sys.executable)
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         from .classdata import java_options
@@ -250,6 +255,134 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         return _session
 
 
+_forkserver = None
+
+
+def _fork_launcher() -> str:
+    """The launcher of this process's fork server (started now, warming up while the JVM
+    starts), or this interpreter when it is off (``STREAMSQL_FORKSERVER=0``) or cannot start."""
+    global _forkserver
+    if os.environ.get("STREAMSQL_FORKSERVER", "1") == "0":
+        return sys.executable
+    if _forkserver is None or not _forkserver.alive():
+        from . import forkserver
+        try:
+            _forkserver = forkserver.start()
+        except (OSError, PermissionError) as e:
+            log.info("no fork server for Spark's Python processes: %s", e)
+            return sys.executable
+        import atexit
+        atexit.register(_forkserver.stop)
+    return str(_forkserver.launcher)
+
+
+# --------------------------------------------------------------------------- Spark Connect
+
+_remote_lock = threading.Lock()
+_remotes: dict[str, object] = {}       # url -> the Connect session this process holds there
+
+
+def is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (its ``foreachBatch`` runs in the server)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def get_remote_session(url: str, on_start=None, on_phase=None):
+    """The process's session on the Spark Connect endpoint ``url`` (``sc://host:port/;token=...``),
+    opened on first use, with the log source registered and the session settings of
+    :data:`LOW_LATENCY_CONF` that a session may set (a server's static settings are its own)."""
+    with _remote_lock:
+        spark = _remotes.get(url)
+        if spark is not None:
+            return _activate(spark)
+        if on_start:
+            on_start()
+        if on_phase:
+            on_phase("Spark session")
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError as e:      # the Connect client's packages (pyspark[connect])
+            raise RuntimeError(f"the Spark Connect client is not installed ({e}): pip install 'pyspark[connect]'") from None
+        spark = None
+        try:
+            spark = SparkSession.builder.remote(_loopback(url)).create()
+            _short_retries(spark)
+            # one round trip (a wrong token or a server that is not there shows now): the session
+            # settings a session may set; a server's static settings are its own (silently kept)
+            spark.conf._set_all(configs={k: v for k, v in LOW_LATENCY_CONF.items() if k.startswith("spark.sql.")},
+                                silent=True)
+        except Exception as e:
+            if spark is not None:
+                _close_locally(spark, url)
+            from .server import EngineError
+            raise EngineError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
+        from .source import register
+        register(spark)
+        _remotes[url] = spark
+        # at exit, close it here without a call (PySpark's own exit hook would call a server that
+        # may be gone: seconds of retries); the server drops the session after its timeout
+        import atexit
+        atexit.register(_close_locally, spark, url)
+        return _activate(spark)
+
+
+def _activate(spark):
+    """``spark`` as this thread's active Connect session: PySpark parses DDL strings (a stage's
+    output schema) through the active session, which must be this one and a live one."""
+    type(spark)._active_session.session = spark
+    return spark
+
+
+def _close_locally(spark, url: str) -> None:
+    """Close a Connect session without a call to its server (a wrong token, a server gone), so
+    that it is no longer the process's default or active session."""
+    spark.release_session_on_close = False
+    try:
+        spark.stop()
+    except Exception as e:   # noqa: BLE001 - closing a channel to a server that refuses us or is gone
+        log.info("closing the Spark Connect session on %s: %s", _safe(url), e)
+
+
+def _short_retries(spark) -> None:
+    """PySpark's client retries an unreachable server for at least ten minutes; a workbench says
+    within seconds that its engine went away (every wait, stop and exit would hang otherwise)."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    spark.client.set_retry_policies([DefaultPolicy(max_retries=5, backoff_multiplier=2.0, initial_backoff=100,
+                                                   max_backoff=2000, min_jitter_threshold=10_000)])
+
+
+def _loopback(url: str) -> str:
+    """A token over a loopback address goes over gRPC's local channel, which PySpark's client uses
+    only for the host name ``localhost`` (any other host with a token means TLS)."""
+    return re.sub(r"^sc://(127\.0\.0\.1|\[::1\])(?=[:/])", "sc://localhost", url) if "token=" in url else url
+
+
+def _first_line(e: Exception) -> str:
+    m = re.search(r'details = "([^"]*)"', str(e))
+    if m:
+        return m.group(1)
+    for line in str(e).splitlines():
+        line = line.strip()
+        if line and not line.startswith("<"):
+            return line[:300]
+    return type(e).__name__
+
+
+def _safe(url: str) -> str:
+    """``url`` without its token (for messages and logs)."""
+    return re.sub(r"token=[^;/]*", "token=…", url)
+
+
+def forget_remote(url: str) -> None:
+    """Drop the session on ``url`` (its server went away): the next use opens a new one. It is
+    closed here without a call to the server, so that it is no longer the process's default
+    session (PySpark parses DDL strings through that one)."""
+    with _remote_lock:
+        spark = _remotes.pop(url, None)
+    if spark is not None:
+        _close_locally(spark, url)
+
+
 def _mark(on_phase, name: str) -> None:
     _marks.append((name, time.monotonic()))
     if on_phase:
@@ -268,13 +401,46 @@ def _replay(on_phase, told: int = 0, up: bool = True) -> int:
     return len(marks)
 
 
-def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None) -> bool:
+_remote_prestart: threading.Thread | None = None
+
+
+def _prestart_remote(remote: str | None, master: str | None) -> bool | None:
+    """Open the Connect session ahead when the workbench's Spark is reached over Spark Connect
+    (None: it is not; this process's own Spark starts ahead instead)."""
+    global _remote_prestart
+    from . import server
+    mode = os.environ.get("STREAMSQL_ENGINE", "auto")
+    if remote is None:
+        if (master and not master.startswith("local")) or mode not in ("auto", "shared"):
+            return None
+        if mode == "auto" and server.running() is None:
+            return None
+    if _remote_prestart is not None and _remote_prestart.is_alive():
+        return False
+
+    def run():
+        try:    # in shared mode this may start the engine (seconds): here, not on the caller's path
+            get_remote_session(server.endpoint(remote, master))
+        except Exception as e:  # reported by the first real use
+            log.info("opening the Spark Connect session ahead of use failed: %s", e)
+    _remote_prestart = threading.Thread(target=run, daemon=True, name="streamsql-connect-prestart")
+    _remote_prestart.start()
+    return True
+
+
+def prestart(master: str | None = None, conf: dict | None = None, log_dir: str | Path | None = None,
+             remote: str | None = None) -> bool:
     """Start the session in a background thread, so that it is (nearly) up when the first query
     needs it: the user is still typing the query. Returns whether a start began. Nothing is
     reported here and a failure (no Java) is only logged: the first real use starts it again and
     reports it, or the error, as usual."""
     global _prestart_thread
-    if not PRESTART or _session is not None or (_prestart_thread is not None and _prestart_thread.is_alive()):
+    if not PRESTART:
+        return False
+    over_connect = _prestart_remote(remote, master)
+    if over_connect is not None:
+        return over_connect
+    if _session is not None or (_prestart_thread is not None and _prestart_thread.is_alive()):
         return False
 
     def run():

@@ -1,4 +1,5 @@
-"""The ordered sink: the last stage of every query, run in the driver by ``foreachBatch``.
+"""The ordered sink: the last stage of every query, run by ``foreachBatch`` (in the driver; on a
+Spark Connect server, in the server's Python process, and the client reads its files).
 
 It resolves its input like any stage (:mod:`inputs`): rows of its leaves become final at the
 step where their leaf allows it and, for a UNION ALL, where every leaf's clock has reached them;
@@ -13,6 +14,7 @@ local runtime refuses them (``failures.py``).
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +87,8 @@ class Sink:
         self.frontiers = {y: FrontierState() for y in upstream}
         self.held: pa.Table | None = None
         self.last_bound = None
+        #: write each batch's trace to a file for :meth:`read_batch` (the sink runs in a Connect server)
+        self.persist_trace = False
         self._load()
 
     # ------------------------------------------------------------------ persistence
@@ -107,28 +111,48 @@ class Sink:
         if s.get("held"):
             self.held = _read_arrow(self.folder / s["held"])
         for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
-                  + list(self.folder.glob("errors-*.json"))):
+                  + list(self.folder.glob("errors-*.json")) + list(self.folder.glob("trace-*.pkl"))):
             if int(f.stem.split("-")[1]) > self.batch_id:
                 f.unlink()
 
     def history(self) -> list[SinkBatch]:
         """Everything this sink released before (for a query resumed in a new process)."""
-        out = []
         ids = sorted({int(f.stem.split("-")[1]) for pat in ("out-*.arrow", "errors-*.json")
                       for f in self.folder.glob(pat)})
-        for i in ids:
-            f = self.folder / f"out-{i:012d}.arrow"
-            b = self.folder / f"bounds-{i:012d}.arrow"
-            e = self.folder / f"errors-{i:012d}.json"
-            bt = _read_arrow(b) if b.exists() else None
-            bounds = ((bt.column("step").to_pylist(), bt.column("bound").to_pylist()) if bt is not None
-                      else ([], []))
-            errors = [read_error(json.dumps(x).encode()) for x in json.loads(e.read_text())] if e.exists() else []
-            out.append(SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors,
-                                 batch_id=i))
-        return out
+        return [self.read_batch(i) for i in ids]
 
-    def _commit(self, batch_id: int, out: pa.Table, bounds: tuple, errors: list) -> None:
+    def read_batch(self, i: int, trace: bool = False) -> SinkBatch:
+        """What batch ``i`` released, from its files (a sink in another process wrote them: a Spark
+        Connect server's ``foreachBatch``); ``trace``: with its trace segment, whose file is then
+        removed (it was written for this reader alone)."""
+        f = self.folder / f"out-{i:012d}.arrow"
+        b = self.folder / f"bounds-{i:012d}.arrow"
+        e = self.folder / f"errors-{i:012d}.json"
+        bt = _read_arrow(b) if b.exists() else None
+        bounds = ((bt.column("step").to_pylist(), bt.column("bound").to_pylist()) if bt is not None
+                  else ([], []))
+        errors = [read_error(json.dumps(x).encode()) for x in json.loads(e.read_text())] if e.exists() else []
+        segment = None
+        t = self.folder / f"trace-{i:012d}.pkl"
+        if trace and self.assembler is not None and t.exists():
+            segment = self.assembler.segment(*pickle.loads(t.read_bytes()))
+            t.unlink()
+        return SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors, segment,
+                         batch_id=i)
+
+    def committed_batch(self) -> int:
+        """The last batch id whose files are complete (``state.json``, the commit point), -1 before any."""
+        try:
+            return int(json.loads((self.folder / "state.json").read_text())["batch_id"])
+        except (OSError, ValueError, KeyError):
+            return -1
+
+    def _commit(self, batch_id: int, out: pa.Table, bounds: tuple, errors: list, trace: bytes | None = None) -> None:
+        if trace is not None:
+            atomic_write(self.folder / f"trace-{batch_id:012d}.pkl", trace, False)
+            for f in self.folder.glob("trace-*.pkl"):      # unread for long: nobody follows this query
+                if int(f.stem.split("-")[1]) < batch_id - 100:
+                    f.unlink(missing_ok=True)
         if errors:
             atomic_write(self.folder / f"errors-{batch_id:012d}.json",
                          json.dumps([json.loads(b) for b in errors]).encode(), self.durable)
@@ -217,12 +241,14 @@ class Sink:
         bounds = (seqs.tolist(), vals.tolist())
         self.processed_seq = max(self.processed_seq, end)
         self.batch_id = batch_id
-        self._commit(batch_id, out, bounds, errs)
-        segment = None
+        seg_args = None
         if tracing:
             steps, counts = np.unique(r.rel, return_counts=True)
             reports = info.traces + [sink_trace(self.index, info.trace_from, [part], info.futures)]
-            segment = self.assembler.segment(info.steps, reports, dict(zip(steps.tolist(), counts.tolist())), r.clock)
+            seg_args = (info.steps, reports, dict(zip(steps.tolist(), counts.tolist())), r.clock)
+        self._commit(batch_id, out, bounds, errs,
+                     pickle.dumps(seg_args) if seg_args is not None and self.persist_trace else None)
+        segment = self.assembler.segment(*seg_args) if seg_args is not None and not self.persist_trace else None
         return SinkBatch(out, bounds, [read_error(b) for b in errs], segment, batch_id)
 
     def _raw_of(self, rows: pa.Table):

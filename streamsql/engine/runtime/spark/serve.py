@@ -1,0 +1,81 @@
+"""The shared engine's process (``streamsql engine start`` runs it in the background; see
+:mod:`.server`): a Spark in local mode with Spark Connect's plugin, listening on 127.0.0.1 with a
+fresh token, which writes ``engine.json`` once it answers and stops after ``idle`` seconds
+without a client (or on SIGTERM: ``streamsql engine stop``)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .server import EngineError, alive, info_file, read_info, versions
+
+
+def _last_client(d: Path) -> float:
+    latest = 0.0
+    for f in (d / "clients").glob("*"):
+        try:
+            pid = int(f.name)
+            if not alive(pid):
+                f.unlink()
+                continue
+            latest = max(latest, f.stat().st_mtime)
+        except (ValueError, OSError):
+            continue
+    return latest
+
+
+def serve(d: Path, idle: float) -> None:
+    import secrets
+    from .session import get_session, stop_session
+    token = secrets.token_urlsafe(32)
+    os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
+    os.environ["STREAMSQL_FORK_CONNECT"] = "1"     # the fork server warms the foreachBatch runner too
+    conf = {"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": "0",
+            "spark.connect.authenticate.token": token,
+            "spark.sql.artifact.isolation.enabled": "true"}
+    spark = get_session(os.environ.get("STREAMSQL_ENGINE_MASTER", "local[*]"), conf, log_dir=d)
+    jvm = spark.sparkContext._jvm
+    service = jvm.java.lang.Class.forName("org.apache.spark.sql.connect.service.SparkConnectService$", True,
+                                          jvm.Thread.currentThread().getContextClassLoader())
+    port = int(service.getField("MODULE$").get(None).server().getPort())   # the port it bound (0: any free one)
+    started = time.time()
+    tmp = d / f"engine.json.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"pid": os.getpid(), "port": port, "token": token, "versions": versions(),
+                   "started": started, "idle": idle}, f)
+    os.replace(tmp, info_file(d))
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    (d / "clients").mkdir(exist_ok=True)
+    print(f"streamsql engine: pid {os.getpid()} on 127.0.0.1:{port}", flush=True)
+    while not stopping:
+        time.sleep(1.0)
+        if time.time() - max(started, _last_client(d)) > idle:
+            print(f"streamsql engine: no client for {idle:.0f} s, stopping", flush=True)
+            break
+    try:
+        info = read_info(d)
+        if info is not None and info.pid == os.getpid():
+            info_file(d).unlink(missing_ok=True)
+    except EngineError:
+        pass
+    for q in list(spark.streams.active):
+        try:
+            q.stop()
+        except Exception:
+            pass
+    stop_session()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3:
+        serve(Path(sys.argv[1]), float(sys.argv[2]))
+    else:
+        sys.exit("usage: python -m streamsql.engine.runtime.spark.serve ENGINE_DIR IDLE_SECONDS")

@@ -1,0 +1,177 @@
+"""The shared engine (docs/engine.md): a Spark Connect server on 127.0.0.1 that every process of
+the user reuses. Real servers, real kernels: start, status and stop from the command line; a
+stale or foreign server and a wrong token get a clear message; every shared scenario is exact
+through it; two kernels share one engine; stopping the engine under a running query loses
+nothing, and the query resumes on the next start."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from streamsql.engine.cli import read_events, replay
+from streamsql.engine.errors import StreamSqlError
+
+from engine_support import env_for, running_engine
+from scenario_compare import load, mismatch
+
+from conftest import SCENARIOS
+
+SHARED = sorted({p.with_suffix("") for p in SCENARIOS.glob("*.sql")})      # the team's shared scenarios
+DAY = "2006-10-10 "
+
+
+def cli(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "streamsql.engine.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def test_engine_start_status_stop_and_stale_or_foreign_servers(tmp_path):
+    env = {**os.environ, "STREAMSQL_ENGINE_DIR": str(tmp_path / "engine")}
+    r = cli("engine", "status", env=env)
+    assert r.returncode == 0 and r.stdout.startswith("no shared engine is running"), r
+    r = cli("engine", "start", "--idle", "600", env=env)
+    try:
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("engine up: pid ") and "stops after 600 s without a client" in r.stdout
+        d = tmp_path / "engine"
+        info = json.loads((d / "engine.json").read_text())
+        assert stat.S_IMODE((d / "engine.json").stat().st_mode) == 0o600      # the token: the user's alone
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700
+        listening = subprocess.run(["ss", "-ltnH", f"sport = :{info['port']}"], capture_output=True, text=True).stdout
+        assert listening.strip() and all("127.0.0.1" in ln for ln in listening.strip().splitlines()), listening
+        again = cli("engine", "start", env=env)          # reused, not a second one
+        assert again.returncode == 0 and f"pid {info['pid']}" in again.stdout
+        # a server of another version: refused with what to do
+        foreign = dict(info, versions={**info["versions"], "streamsql": "0.0.1-other"})
+        (d / "engine.json").write_text(json.dumps(foreign))
+        r = cli("engine", "status", env=env)
+        assert r.returncode == 1 and "runs streamsql 0.0.1-other" in r.stderr and "streamsql engine stop" in r.stderr
+        (d / "engine.json").write_text(json.dumps(info))
+        r = cli("engine", "stop", env=env)
+        assert r.returncode == 0 and r.stdout.strip() == f"stopped the shared engine (pid {info['pid']})"
+        from streamsql.engine.runtime.spark.server import alive
+        assert not alive(info["pid"])
+        # a stale file (its process gone): status says so, stop clears it
+        (d / "engine.json").write_text(json.dumps(info))
+        r = cli("engine", "status", env=env)
+        assert r.returncode == 1 and f"stale shared engine: process {info['pid']}" in r.stderr
+        r = cli("engine", "stop", env=env)
+        assert "stale" in r.stdout and not (d / "engine.json").exists()
+    finally:
+        cli("engine", "stop", env=env)
+
+
+def test_a_wrong_token_is_refused(engine, tmp_path):
+    import streamsql
+    bad = engine.url.replace(engine.token, "not-the-token")
+    with streamsql.Workbench(tmp_path / "ws", remote=bad) as wb:
+        wb.execute("CREATE STREAM S (x INTEGER)")
+        with pytest.raises(StreamSqlError, match="Invalid authentication token"):
+            wb.query("SELECT STREAM ROWTIME, x FROM S")
+        assert wb.execute("CREATE STREAM T (x INTEGER)")[0]     # the workbench goes on
+
+
+@pytest.mark.parametrize("batch", [None, 1], ids=["all-at-once", "one-event-batches"])
+@pytest.mark.parametrize("base", SHARED, ids=lambda p: p.name)
+def test_scenario_through_connect(base, batch, engine):
+    sql, events, expected = load(base)
+    out = io.StringIO()
+    replay(sql, read_events(events), engine="spark", bounds=any("bound" in e for e in expected), batch=batch,
+           buckets=2, out=out, remote=engine.url)
+    got = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
+    diff = mismatch(got, expected)
+    assert diff is None, diff
+
+
+def test_replay_command_line_through_the_engine(engine):
+    base = next(b for b in SHARED if b.name == "union_merge")
+    r = cli("replay", str(base) + ".sql", str(base) + ".events.jsonl", "--remote",
+            engine.url.replace("localhost", "127.0.0.1"), env=os.environ.copy())
+    assert r.returncode == 0, r.stderr
+    got = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+    assert mismatch(got, load(base)[2]) is None
+
+
+KERNEL_CELLS = [
+    "%load_ext streamsql",
+    "%%streamsql\nCREATE STREAM P (name VARCHAR(10))",
+    "%%streamsql -n p -o p\nSELECT STREAM ROWTIME, name FROM P WHERE name <> 'x'",
+    "%streamsql INSERT INTO P (ROWTIME, name) VALUES (TIMESTAMP '2006-10-10 01:00:00', 'k')",
+    "print(p.wait(300).to_pandas()['NAME'].tolist())",
+    "from streamsql.engine.runtime.spark import session\n"
+    "print('in-process', session._session is not None, 'url', p.wb.runtime.url.split(';')[0])",
+]
+
+
+def test_two_kernels_share_one_engine(engine):
+    import nbformat
+    from nbclient import NotebookClient
+    env = env_for(engine)
+    saved = {k: os.environ.get(k) for k in ("STREAMSQL_ENGINE", "STREAMSQL_ENGINE_DIR")}
+    os.environ.update({k: env[k] for k in saved})       # the kernels inherit this process's environment
+    try:
+        nbs = [nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in KERNEL_CELLS]) for _ in range(2)]
+        clients = [NotebookClient(nb, timeout=600, kernel_name="python3") for nb in nbs]
+        for c in clients:
+            c.execute()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    for nb in nbs:
+        text = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells]
+        assert text[4].strip() == "['k']"
+        assert text[5].strip() == f"in-process False url sc://localhost:{engine.port}/"
+
+
+def test_engine_stop_under_a_running_query_loses_nothing(tmp_path):
+    import streamsql
+    d = tmp_path / "engine"
+    with running_engine(d) as info:
+        wb = streamsql.Workbench(tmp_path / "ws", remote=info.url)
+        wb.execute("CREATE STREAM S (k INTEGER, x INTEGER)")
+        q = wb.query("SELECT STREAM FLOOR(S.ROWTIME TO MINUTE) AS m, k, SUM(x) AS t FROM S "
+                     "GROUP BY FLOOR(S.ROWTIME TO MINUTE), k", name="totals")
+        wb.insert("S", {"k": 1, "x": 5}, rowtime=DAY + "10:00:00")
+        wb.insert("S", {"k": 1, "x": 6}, rowtime=DAY + "10:01:00")
+        q.wait(300)
+        assert [r.values[1:] for r in q.rows] == [(1, 5)]
+        from streamsql.engine.runtime.spark import server
+        server.stop(d)
+        deadline = time.monotonic() + 60
+        while q.error is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert q.error and "went away" in q.error and "resumes" in q.error, q.error
+        wb.insert("S", {"k": 1, "x": 7}, rowtime=DAY + "10:02:00")     # the log takes events meanwhile
+        wb.close()
+    with running_engine(d) as info:
+        with streamsql.Workbench(tmp_path / "ws", remote=info.url) as wb:
+            wb.insert("S", {"k": 1, "x": 1}, rowtime=DAY + "10:03:00")
+            q = wb.queries["totals"]
+            q.wait(300)
+            assert [(r.step, r.values[1:]) for r in q.rows] == [(2, (1, 5)), (3, (1, 6)), (4, (1, 7))]
+
+
+def test_the_engine_stops_itself_when_no_client_comes(tmp_path):
+    from streamsql.engine.runtime.spark import server
+    d = tmp_path / "engine"
+    info = server.start(idle=3, d=d)
+    try:
+        deadline = time.monotonic() + 120
+        while server.alive(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not server.alive(info.pid)
+        assert not (d / "engine.json").exists()
+        assert "no client for 3 s, stopping" in (d / "server.log").read_text()
+    finally:
+        server.stop(d)
