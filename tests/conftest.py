@@ -87,6 +87,17 @@ def wb(request, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _classic_spark_after_a_connect_test():
+    """A Spark Connect session marks the whole process as Connect (PySpark sets
+    ``SPARK_CONNECT_MODE_ENABLED``), after which no in-process Spark can start in it: a test that
+    opened one (tests/test_engine.py) leaves the process as it found it."""
+    before = "SPARK_CONNECT_MODE_ENABLED" in os.environ
+    yield
+    if not before:
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+@pytest.fixture(autouse=True)
 def _no_spark_query_outlives_its_test(request):
     """A streaming query left running by a test polls its source for the rest of the session:
     dozens of them load a 2-core machine until Spark's Python workers miss their 10 s connect-back.

@@ -93,6 +93,8 @@ class Redrawer:
 
 #: the process's redrawing thread
 REDRAWER = Redrawer()
+#: called whenever a view is marked (:mod:`.static` hangs its snapshot keeper here)
+ON_MARK: list[Callable[[], None]] = []
 
 
 class LiveView:
@@ -116,8 +118,8 @@ class LiveView:
     def mark(self, *_args) -> None:
         """Something this view may show changed: redraw it soon, on the redrawing thread."""
         REDRAWER.mark(self)
-        from .static import KEEPER          # the saved snapshot follows too, off this thread
-        KEEPER.poke()
+        for f in ON_MARK:                   # the saved snapshot follows too, off this thread
+            f()
 
     def follow(self, *, queries=(), wb=None) -> None:
         """Redraw after every delivery and state change of ``queries`` and injection into ``wb``."""

@@ -23,6 +23,7 @@ import time
 import weakref
 
 from .display import TextBundle
+from .hooks import ON_MARK, caught_up
 
 log = logging.getLogger("streamsql.widgets")
 
@@ -172,7 +173,6 @@ class SnapshotKeeper:
 
     def sweep(self) -> bool:
         """One pass; True when every displayed snapshot is current."""
-        from .hooks import caught_up
         with _lock:
             views = list(_shown)
         current = True
@@ -190,8 +190,9 @@ class SnapshotKeeper:
         return current
 
 
-#: the process's snapshot keeper
+#: the process's snapshot keeper: it looks whenever a live view is marked
 KEEPER = SnapshotKeeper()
+ON_MARK.append(KEEPER.poke)
 
 
 def update_all() -> None:
