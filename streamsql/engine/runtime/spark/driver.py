@@ -153,6 +153,15 @@ class SparkRuntime(Runtime):
         from .sinks import SparkFileSink
         return SparkFileSink(q, path, fmt, self._spark())
 
+    def native_twin(self, q, shape, delay_ms: int, start: int):
+        from .native import SparkTwin
+        folder = under(self.wb.path, "queries", q.name, "native") if not self.wb.read_only else None
+        if folder is None:
+            import tempfile
+            from pathlib import Path
+            folder = Path(tempfile.mkdtemp(prefix="streamsql-native-")) / q.name
+        return SparkTwin(self._spark(), folder, shape, delay_ms, start)
+
     def explain(self, q) -> str:
         from .explain import spark_plan
         return spark_plan(q)
