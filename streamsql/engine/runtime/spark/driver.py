@@ -25,6 +25,7 @@ class SparkRuntime(Runtime):
         self.running: dict[str, tuple] = {}
         self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
         self._first: str | None = None  # the query whose first batch ends it
+        self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -130,8 +131,13 @@ class SparkRuntime(Runtime):
         entry = self.running.pop(q.name, None)
         if entry:
             entry[2].stop()
+        twin = self.twins.pop(q.name, None)
+        if twin is not None:
+            twin.stop()
 
     def close(self) -> None:
+        for name in list(self.twins):
+            self.twins.pop(name).stop()
         for name in list(self.running):
             _q, _sq, h = self.running.pop(name)
             try:
@@ -160,7 +166,11 @@ class SparkRuntime(Runtime):
             import tempfile
             from pathlib import Path
             folder = Path(tempfile.mkdtemp(prefix="streamsql-native-")) / q.name
-        return SparkTwin(self._spark(), folder, shape, delay_ms, start)
+        old = self.twins.pop(q.name, None)
+        if old is not None:
+            old.stop()
+        twin = self.twins[q.name] = SparkTwin(self._spark(), folder, shape, delay_ms, start)
+        return twin
 
     def explain(self, q) -> str:
         from .explain import spark_plan
