@@ -174,9 +174,7 @@ class NativeEvent:
     def text(self, fields) -> str:
         if self.kind == "bound":
             return f"{self.stream} bound {T.show_time(self.rowtime, short=True)}"
-        vals = " ".join(format_value(v, f.type) for v, f in zip(self.values, fields))
-        late = " (late)" if self.status == "late" else ""
-        return f"{self.stream} {T.show_time(self.rowtime, short=True)} {vals}{late}"
+        return f"{self.stream} {T.show_time(self.rowtime, short=True)} {values_text(self.values, fields)}"
 
 
 def native_events(journaled, coerce) -> list[NativeEvent]:
@@ -280,8 +278,15 @@ class Comparison:
     def differing(self) -> list[RowTiming]:
         return [r for r in self.rows if r.why]
 
-    def row_text(self, r: RowTiming) -> str:
-        return f"{T.show_time(r.rowtime, short=True)} " + " ".join(format_value(v, f.type) for v, f in zip(r.values, self.fields))
+    def row_text(self, r) -> str:
+        """A row as the seeds' step tables print it: rowtime, then the values."""
+        return f"{T.show_time(r.rowtime, short=True)} {values_text(r.values, self.fields)}"
+
+
+def values_text(values, fields) -> str:
+    """Values as the step tables print them (timestamps as times of day)."""
+    return " ".join(T.show_time(v, short=True) if f.type.name == "TIMESTAMP" and v is not None
+                    else format_value(v, f.type) for v, f in zip(values, fields))
 
 
 def compare(name: str, shape: NativeShape, delay_ms: int, fields, ours: list, steps: list[NativeStep]) -> Comparison:

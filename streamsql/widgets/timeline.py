@@ -48,6 +48,10 @@ KINDS = [
     ("waits for", "#e377c2"),
     ("output bound", "#8c564b"),
     ("calc error", "#7f0000"),         # in the legend only when a chart has one
+    # the native twin's lane (native_records), only when the query has a twin
+    ("spark watermark", "#e6550d"),
+    ("spark row", "#31a354"),
+    ("spark dropped row", "#a50f15"),
 ]
 #: what a legend entry means, where the name alone does not say it
 MEANING = {
@@ -57,7 +61,8 @@ MEANING = {
     "rows (binned)": "rows (binned): every row, counted per bin",
 }
 #: kinds whose marks are events: they carry the step that caused them
-EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
+EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row",
+               "spark watermark", "spark row", "spark dropped row")
 #: how far apart (pixels) marks at the same lane and time are drawn
 SPREAD = 8
 #: at most this many step numbers are written beside the marks (the step axis shows them all)
@@ -221,8 +226,39 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     for e in [e for e in snap.errors if e.is_calc][-last:]:
         recs.append(_rec("calc error", e.stream if e.stream in streams else "output", e.data_rowtime, step=e.step,
                          detail=f"{e.name}: {e.message}", values=e.data_row))
+    recs += native_records(q)
     recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
-    return _finish(q, streams, ops, op_lanes, side_lanes, recs)
+    lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, recs)
+    return (lanes + [NATIVE_LANE] if any(r["lane"] == NATIVE_LANE for r in recs) else lanes), recs
+
+
+#: the lane of a query's native Spark twin (issue 28)
+NATIVE_LANE = "Spark (native twin)"
+
+
+def native_records(q) -> list[dict]:
+    """The native twin's lane, when the query has one (``q.native()``): Spark's watermark after
+    each step where it moved, the rows Spark emitted (at the step of their batch) and the rows it
+    dropped as late."""
+    twin = getattr(q, "twin", None)
+    if twin is None:
+        return []
+    c = twin.comparison
+    recs, last = [], None
+    for s in twin.steps:
+        if s.watermark is not None and s.watermark != last:
+            recs.append(_rec("spark watermark", NATIVE_LANE, s.watermark, step=s.step,
+                             detail=f"Spark's watermark after step {s.step}"))
+            last = s.watermark
+        for b in s.batches:
+            for r in b.rows:
+                text = c.row_text(r)
+                recs.append(_rec("spark row", NATIVE_LANE, r.rowtime, step=s.step,
+                                 detail=f"emitted by Spark in batch {b.batch}", values=text))
+        if s.dropped:
+            recs.append(_rec("spark dropped row", NATIVE_LANE, s.event.rowtime, step=s.step,
+                             detail=f"Spark dropped this {s.event.stream} row as late"))
+    return recs
 
 
 def _input_records(wb, q, streams: list[str], last: int, pending: dict) -> list[dict]:
@@ -366,11 +402,11 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
     layers = [
         only(base, "open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
         only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
-        only(points, "row", "released row").mark_circle(size=70, opacity=1),
-        only(points, *refused).mark_point(shape="cross", size=110, filled=True),
+        only(points, "row", "released row", "spark row").mark_circle(size=70, opacity=1),
+        only(points, *refused, "spark dropped row").mark_point(shape="cross", size=110, filled=True),
         only(points, "pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
         only(points, "kept row").mark_point(shape="square", size=60, filled=False, strokeWidth=2),
-        only(points, "bound", "output bound").mark_tick(thickness=3, size=24),
+        only(points, "bound", "output bound", "spark watermark").mark_tick(thickness=3, size=24),
         only(points, "eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
         only(points, "backwards bound").mark_tick(thickness=2, size=24, strokeDash=[1, 3]),
         only(points, "clock").mark_point(shape="triangle-left", filled=True, size=120),
