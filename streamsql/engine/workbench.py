@@ -402,7 +402,7 @@ class Workbench:
 
     def native_twin(self, query, delay="0 seconds"):
         """The native Spark twin of a query (by name or object), brought up to date: see
-        :meth:`ContinuousQuery.native <streamsql.engine.query.ContinuousQuery.native>`."""
+        :meth:`ContinuousQuery.native <streamsql.ContinuousQuery.native>`."""
         from .twin import twin_of
         q = query
         if isinstance(query, str):
