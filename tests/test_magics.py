@@ -403,3 +403,17 @@ def test_workbench_takes_a_query_name_of_the_session(ip, run):
         streamsql.workbench(3)
     with pytest.raises(TypeError, match="needs a query"):
         streamsql.workbench()
+
+
+def test_native_twin_errors_are_one_line_and_the_session_goes_on(run):
+    """``%streamsql native NAME [--delay ...]``: where no twin can run (the local engine, a delay
+    that is no time) one clean line; the session goes on. On Spark: tests/test_native.py."""
+    assert_clean(run(DDL))
+    assert_clean(run(f"%%streamsql --name merged\n{UNION}"))
+    cell = run("%streamsql native merged --delay soon")
+    assert cell.ok and cell.err.strip() == ("error: a watermark delay is a time like '0 seconds' or '10 minutes', "
+                                            "not 'soon'")
+    cell = run("%streamsql native merged --delay 5min")
+    assert cell.ok and cell.err.strip() == "error: no native Spark twin on the local engine: it runs on the Spark engine"
+    assert "native [NAME] [--delay TIME]" in run("%streamsql help").out
+    assert_clean(run("%streamsql queries"))

@@ -276,7 +276,7 @@ class SparkTwin:
             if e.kind == "row":
                 self._write_events()
             self._head(e.step)
-            self.sq.processAllAvailable()
+            self._catch_up(e.step)
             progress = sorted((p for p in self.sq.recentProgress if p["batchId"] > self.last_batch),
                               key=lambda p: p["batchId"])
             batches = []
@@ -291,11 +291,32 @@ class SparkTwin:
             out.append(NativeStep(e, batches, self.watermark(), any(b.dropped for b in batches)))
         return out
 
+    def _catch_up(self, step: int) -> None:
+        """Wait until Spark has run the step's batch and any no-data batch after it.
+        ``processAllAvailable`` can return on the word of a trigger that read the source before
+        ``HEAD`` moved, so wait until the last batch read up to ``step``, then once more: the next
+        "no new data" comes only after the no-data batch, if Spark runs one."""
+        for _ in range(100):
+            self.sq.processAllAvailable()
+            if _end_seq(self.sq.lastProgress) >= step:
+                break
+        self.sq.processAllAvailable()
+
     def stop(self) -> None:
         try:
             self.sq.stop()
         except Exception:
             pass
+
+
+def _end_seq(progress) -> int:
+    """The step the batch of ``progress`` (``lastProgress``) read up to; -1 before any batch."""
+    import json
+    if not progress or not progress.get("sources"):
+        return -1
+    end = progress["sources"][0].get("endOffset")
+    end = json.loads(end) if isinstance(end, str) else end
+    return int(end["seq"]) if end else -1
 
 
 def _ms(iso: str | None) -> int | None:
