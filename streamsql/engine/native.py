@@ -172,6 +172,7 @@ class NativeEvent:
     clock: int | None = None     # the clock a late row violated
 
     def text(self, fields) -> str:
+        """The event as the step tables print it (``ORDERS 10:00 1 ORCL 100``)."""
         if self.kind == "bound":
             return f"{self.stream} bound {T.show_time(self.rowtime, short=True)}"
         return f"{self.stream} {T.show_time(self.rowtime, short=True)} {values_text(self.values, fields)}"
@@ -232,10 +233,12 @@ class NativeStep:
 
     @property
     def step(self) -> int:
+        """The step (the event's global sequence number)."""
         return self.event.step
 
     @property
     def rows(self) -> list[NativeRow]:
+        """The rows Spark emitted in the step's batches."""
         return [r for b in self.batches for r in b.rows]
 
 
@@ -268,6 +271,8 @@ class StepComparison:
 
 @dataclass
 class Comparison:
+    """The query's releases beside its twin's emissions: per step (``steps``), per output row
+    (``rows``, in the order the first side released them), with the watermark delay."""
     query: str
     delay_ms: int
     fields: list
@@ -276,6 +281,7 @@ class Comparison:
 
     @property
     def differing(self) -> list[RowTiming]:
+        """The rows released at different steps (or by one side only), each with its why."""
         return [r for r in self.rows if r.why]
 
     def row_text(self, r) -> str:

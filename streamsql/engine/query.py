@@ -76,7 +76,7 @@ class ContinuousQuery:
         self._materialised = 0                    # chunks already in ``_rows``
         self.row_count = 0
         self.handle: Any = None                   # the runtime's own object
-        #: the query's native Spark twin, once :meth:`native` made one (:mod:`streamsql.engine.twin`)
+        #: the query's native Spark twin (a :class:`~streamsql.engine.twin.NativeTwin`), once :meth:`native` made one
         self.twin: Any = None
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])

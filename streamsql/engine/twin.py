@@ -26,6 +26,7 @@ class NativeTwin:
 
     @property
     def delay(self) -> str:
+        """The watermark delay every input of the twin has, as text (``10 minutes``)."""
         return delay_text(self.delay_ms)
 
     def update(self) -> "NativeTwin":
@@ -65,6 +66,7 @@ class NativeTwin:
         return [s for s in self.steps if s.dropped]
 
     def stop(self) -> None:
+        """Stop the twin's Spark query (its record stays)."""
         if self._runner is not None:
             self._runner.stop()
             self._runner = None
