@@ -86,7 +86,7 @@ def native_shape(plan: Query) -> NativeShape:
     stateful: list[Node] = []
     window = [None]
 
-    def walk(n: Node, above_stateful: bool) -> None:
+    def walk(n: Node) -> None:
         if isinstance(n, StreamScan):
             scans.append(n)
             return
@@ -98,7 +98,7 @@ def native_shape(plan: Query) -> NativeShape:
             raise _no(f"a relational input ({type(n).__name__})", "the twin joins streams only")
         if isinstance(n, Project) and n.rowtime is not None:
             raise _no("an AS ROWTIME projection", "Spark's watermark stays on the input's event-time column")
-        if isinstance(n, Union) and above_stateful:
+        if isinstance(n, Union) and any(_stateful_below(i) for i in n.inputs()):
             raise _no("a UNION ALL of GROUP BY or join results", "the twin runs one stateful operator")
         if isinstance(n, Aggregate):
             window[0] = _check_aggregate(n)
@@ -108,13 +108,16 @@ def native_shape(plan: Query) -> NativeShape:
             if stateful:
                 raise _no(f"a {_name(stateful[0])} over a {_name(n)}", "the twin runs one stateful operator")
             stateful.append(n)
-            above_stateful = True
         for c in n.inputs():
-            walk(c, above_stateful)
+            walk(c)
 
-    walk(plan.root, False)
+    walk(plan.root)
     kind = "stateless" if not stateful else ("aggregate" if isinstance(stateful[0], Aggregate) else "join")
     return NativeShape(plan, kind, scans, window[0])
+
+
+def _stateful_below(n: Node) -> bool:
+    return isinstance(n, (Aggregate, Join)) or any(_stateful_below(i) for i in n.inputs())
 
 
 def _name(n: Node) -> str:
