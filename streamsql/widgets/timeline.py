@@ -427,6 +427,7 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
                    title=None)
     events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
     by_step = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=events))
+               .transform_filter(alt.FieldOneOfPredicate(field="lane", oneOf=step_lanes))
                .transform_filter("datum.step != null")
                .mark_circle(size=45, opacity=1)
                .encode(x=step_x, y=step_y, color=color, tooltip=tooltip)
