@@ -61,8 +61,7 @@ MEANING = {
     "rows (binned)": "rows (binned): every row, counted per bin",
 }
 #: kinds whose marks are events: they carry the step that caused them
-EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row",
-               "spark watermark", "spark row", "spark dropped row")
+EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
 #: how far apart (pixels) marks at the same lane and time are drawn
 SPREAD = 8
 #: at most this many step numbers are written beside the marks (the step axis shows them all)
@@ -229,7 +228,13 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     recs += native_records(q)
     recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
     lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, recs)
-    return (lanes + [NATIVE_LANE] if any(r["lane"] == NATIVE_LANE for r in recs) else lanes), recs
+    native = [r for r in recs if r["lane"] == NATIVE_LANE]
+    if native:
+        lanes.append(NATIVE_LANE)
+        if len(native) <= MAX_LABELS:       # the step of each Spark mark beside it
+            for r in native:
+                r["label"] = str(r["step"])
+    return lanes, recs
 
 
 #: the lane of a query's native Spark twin (issue 28)
@@ -259,6 +264,13 @@ def native_records(q) -> list[dict]:
             recs.append(_rec("spark dropped row", NATIVE_LANE, s.event.rowtime, step=s.step,
                              detail=f"Spark dropped this {s.event.stream} row as late"))
     return recs
+
+
+def native_layers(only, points) -> list:
+    """The marks of the twin's lane: Spark's watermark (ticks), its rows, the rows it dropped."""
+    return [only(points, "spark watermark").mark_tick(thickness=3, size=24),
+            only(points, "spark row").mark_circle(size=70, opacity=1),
+            only(points, "spark dropped row").mark_point(shape="cross", size=110, filled=True)]
 
 
 def _input_records(wb, q, streams: list[str], last: int, pending: dict) -> list[dict]:
@@ -402,11 +414,11 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
     layers = [
         only(base, "open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
         only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
-        only(points, "row", "released row", "spark row").mark_circle(size=70, opacity=1),
-        only(points, *refused, "spark dropped row").mark_point(shape="cross", size=110, filled=True),
+        only(points, "row", "released row").mark_circle(size=70, opacity=1),
+        only(points, *refused).mark_point(shape="cross", size=110, filled=True),
         only(points, "pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
         only(points, "kept row").mark_point(shape="square", size=60, filled=False, strokeWidth=2),
-        only(points, "bound", "output bound", "spark watermark").mark_tick(thickness=3, size=24),
+        only(points, "bound", "output bound").mark_tick(thickness=3, size=24),
         only(points, "eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
         only(points, "backwards bound").mark_tick(thickness=2, size=24, strokeDash=[1, 3]),
         only(points, "clock").mark_point(shape="triangle-left", filled=True, size=120),
@@ -415,6 +427,8 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
         points.transform_filter("datum.label != ''").mark_text(dx=7, dy=-7, align="left", fontSize=9)
               .encode(text="label:N", color=alt.value("#444")),
     ]
+    if NATIVE_LANE in lanes:                # before the step labels, so that they stay on top
+        layers[-1:-1] = native_layers(only, points)
     main = alt.layer(*layers).properties(width=width, height=max(80, 34 * len(lanes)),
                                          title=f"Timeline of query {q.name}")
     # whole steps only: with few steps, a tick at each (Vega would put one at 1.5 and print it "2")
@@ -427,7 +441,6 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
                    title=None)
     events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
     by_step = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=events))
-               .transform_filter(alt.FieldOneOfPredicate(field="lane", oneOf=step_lanes))
                .transform_filter("datum.step != null")
                .mark_circle(size=45, opacity=1)
                .encode(x=step_x, y=step_y, color=color, tooltip=tooltip)
