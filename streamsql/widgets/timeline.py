@@ -50,7 +50,7 @@ KINDS = [
     ("calc error", "#7f0000"),         # in the legend only when a chart has one
     # the native twin's lane (native_records), only when the query has a twin
     ("spark watermark", "#e6550d"),
-    ("spark row", "#31a354"),
+    ("spark row", "#7570b3"),
     ("spark dropped row", "#a50f15"),
 ]
 #: what a legend entry means, where the name alone does not say it
@@ -59,6 +59,9 @@ MEANING = {
     "backwards bound": "backwards bound: before its producer's clock (refused)",
     "kept row": "kept row: held by the join for partners still to come",
     "rows (binned)": "rows (binned): every row, counted per bin",
+    "spark watermark": "spark watermark: the native twin's watermark after a step",
+    "spark row": "spark row: a row the native twin emitted",
+    "spark dropped row": "spark dropped row: a row Spark dropped as late",
 }
 #: kinds whose marks are events: they carry the step that caused them
 EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
