@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Creates .venv with streamsql and JupyterLab installed (editable). With --test, also the test dependencies and
-# Debian's Chromium (for the JupyterLab browser test), when it is missing and apt-get is usable.
+# Creates .venv with streamsql and JupyterLab installed (editable), with streamsql's JupyterLab extension.
+# With --test, also the test dependencies and Debian's Chromium (for the JupyterLab browser tests), when it
+# is missing and apt-get is usable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -24,6 +25,11 @@ if [ "${1:-}" = "--test" ]; then
 else
   .venv/bin/python -m pip install -q -e '.[lab]'
 fi
+# the JupyterLab 4 extension (SQL highlighting in %%streamsql cells), prebuilt in streamsql/labextension/
+# (source: labextension/): a wheel installs it where JupyterLab looks, share/jupyter/labextensions; an
+# editable install has no such data files, so it is linked there (as `jupyter labextension develop` does)
+ext=.venv/share/jupyter/labextensions/streamsql-labextension
+mkdir -p "$(dirname "$ext")" && rm -rf "$ext" && ln -s "$PWD/streamsql/labextension" "$ext"
 # a class-data archive of Spark's JVM classes: each Spark start about 3 s faster (needs Java; skipped, with a
 # note, when there is none; STREAMSQL_CDS=0 turns its use off)
 .venv/bin/python -m streamsql.engine.runtime.spark.classdata_build || true

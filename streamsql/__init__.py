@@ -43,6 +43,13 @@ def load_ipython_extension(ipython):
     _load(ipython)
 
 
+def _jupyter_labextension_paths():
+    """JupyterLab's hook for the prebuilt extension inside the package (SQL highlighting of
+    ``%%streamsql`` cells, built from labextension/): ``jupyter labextension develop``, which
+    scripts/setup.sh runs for the editable install, links it where JupyterLab looks."""
+    return [{"src": "labextension", "dest": "streamsql-labextension"}]
+
+
 def __getattr__(name):
     where = _LAZY.get(name)
     if where is None:

@@ -312,6 +312,8 @@ def test_sub_commands(ip, run, tmp_path):
     c = run("%streamsql steps merged")
     st = ip.user_ns["_"]                      # the view the cell displayed
     st.scrubber.slider.value = 1              # issue 14: the scrubber under the step table marks its step
+    from streamsql.widgets.hooks import REDRAWER
+    assert REDRAWER.idle(30)                  # views redraw on their own thread
     assert st.highlight == 1 and st.steps_html.value.count('class="at-step"') == 1
     assert st.scrubber.state().rows == [] and st.scrubber.text().startswith("After step 1: P 01:00 p1")
     c = run("%streamsql timeline")
@@ -403,6 +405,28 @@ def test_workbench_takes_a_query_name_of_the_session(ip, run):
         streamsql.workbench(3)
     with pytest.raises(TypeError, match="needs a query"):
         streamsql.workbench()
+
+
+def test_small_mistakes_get_one_line_each(ip, run):
+    """An unknown query name for workbench(), an unknown sub-command, an unknown scenario: one
+    line each, naming what is wrong and what there is, never a traceback through the library."""
+    run(DDL)
+    run(f"%%streamsql --name merged\n{UNION}")
+    c = run("import streamsql\nstreamsql.workbench('nope')")
+    assert not c.ok and "Traceback" not in c.all_text and "File \"" not in c.all_text
+    assert "UnknownQueryError: no query named 'nope' in this session; queries: merged" in c.all_text
+    c = run("%streamsql frobnicate")
+    assert not c.ok and "Traceback" not in c.all_text
+    assert "unknown sub-command frobnicate; see %streamsql help" in c.all_text
+    assert "Unsupported statement" not in c.all_text
+    c = run("%streamsql FROBNICATE NOW")
+    assert "unknown sub-command FROBNICATE" in c.all_text
+    c = run("%streamsql SELECT STREAM nonsense FROM nowhere")     # SQL still goes to the engine
+    assert "unknown sub-command" not in c.all_text and "SQL error" in c.all_text
+    c = run("%streamsql load no_such")
+    assert "no_such.sql not found" in c.all_text
+    assert "scenarios shipped with streamsql: filter_trains, group_by_hours" in c.all_text
+    assert "union_merge" in c.all_text and "Traceback" not in c.all_text
 
 
 def test_native_twin_errors_are_one_line_and_the_session_goes_on(run):

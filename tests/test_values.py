@@ -112,9 +112,9 @@ def test_widget_field(typed):
     for t, text, expected in CASES:
         inj, s = injectors[t], names[t]
         before = len(wb.event_trace)
-        inj.rowtime.value = AT
-        inj.inputs["C"].value = text
-        inj.insert_button.click()
+        # what the browser's Insert row sends: the values on screen, carried by the click
+        inj._on_click(inj, {"op": "insert", "id": f"{t}-{text}", "rowtime": AT, "values": {"C": text},
+                            "nulls": [], "producer": "default"}, [])
         if refused(expected):
             assert len(wb.event_trace) == before, (t, text)            # nothing went in, no step taken
             assert "error: column C (" + str(parse_type_name(*_split(t))) in inj.last_message, inj.last_message

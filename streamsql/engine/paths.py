@@ -75,3 +75,14 @@ def _show(name) -> str:
         return f"{name!r} (a {type(name).__name__}, not a string)"
     r = repr(name)
     return r if len(r) <= 60 else r[:40] + f"...' ({len(name)} characters)"
+
+
+def cache_dir() -> Path:
+    """The user's cache of things streamsql builds once and keeps (Spark's class-data archive,
+    the browser's Vega bundle): ``$STREAMSQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/streamsql``,
+    else ``~/.cache/streamsql``."""
+    import os
+    mine = os.environ.get("STREAMSQL_CACHE_DIR")
+    if mine:
+        return Path(mine) / "streamsql"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "streamsql"

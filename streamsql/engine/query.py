@@ -69,6 +69,7 @@ class ContinuousQuery:
         self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
         self._listeners: list[Callable[[ReleasedBatch], None]] = []
         self._state_listeners: list[Callable[[], None]] = []
+        self._progress_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._chunks: list[pa.Table] = []
         self._sinks: list = []                    # FileSink objects (write_to)
@@ -190,6 +191,7 @@ class ContinuousQuery:
             if table is not None and table.num_rows:
                 last = max(last, table.column("step")[-1].as_py())
             self.processed_seq = max(self.processed_seq, last)
+        self._progressed()
         if not self._listeners:
             return
         if batches is None:
@@ -225,6 +227,24 @@ class ContinuousQuery:
         """Remove a callback added with :meth:`on_release`."""
         if f in self._listeners:
             self._listeners.remove(f)
+
+    def on_progress(self, f: Callable[[], None]) -> None:
+        """Call ``f()`` after every delivery of the runtime, whether it released rows or not
+        (a step that only added a trace record or advanced ``processed_seq``): live views that
+        follow the trace redraw then."""
+        self._progress_listeners.append(f)
+
+    def off_progress(self, f: Callable[[], None]) -> None:
+        """Remove a callback added with :meth:`on_progress`."""
+        if f in self._progress_listeners:
+            self._progress_listeners.remove(f)
+
+    def _progressed(self) -> None:
+        for f in list(self._progress_listeners):
+            try:
+                f()
+            except Exception:  # a broken listener must not stop the query
+                log.exception("progress listener of query %s failed", self.name)
 
     def on_state(self, f: Callable[[], None]) -> None:
         """Call ``f()`` when the query stops or fails (views redraw their status)."""
@@ -288,4 +308,5 @@ class ContinuousQuery:
 
     def __repr__(self):
         state = "running" if self.running else "stopped"
-        return f"<ContinuousQuery {self.name} ({state}, {self.row_count} rows, bound {T.format_timestamp(self.output_bound)})>"
+        rows = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
+        return f"<ContinuousQuery {self.name} ({state}, {rows}, bound {T.format_timestamp(self.output_bound)})>"

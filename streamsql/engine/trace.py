@@ -148,7 +148,8 @@ def describe_event(o: Outcome, fields=None) -> str:
 
 def step_table(query, outcomes: list[Outcome], base: int = 0, streams: list[str] | None = None) -> list[list[str]]:
     """Rows of the seed's step table: ``[step, <one cell per input stream>, output]``, with a
-    header row first. Output cells list the rows released at the step, ``rowtime values``."""
+    header row first. Output cells list the rows released at the step, ``rowtime values``, after
+    the rows refused there for a calculator error (``✗ rowtime ERROR_NAME``)."""
     streams = streams or list(dict.fromkeys(o.event.stream for o in outcomes))
     header = ["Step"] + streams + ["Output"]
     rows = [header]
@@ -157,8 +158,10 @@ def step_table(query, outcomes: list[Outcome], base: int = 0, streams: list[str]
         cells = [""] * len(streams)
         if st.outcome is not None and st.outcome.event.stream in streams:
             cells[streams.index(st.outcome.event.stream)] = describe_event(st.outcome)
-        outs = ["; ".join(_short(r.rowtime) + " " + " ".join(format_value(v, f.type) for f, v in zip(fields, r.values))
-                          for r in st.rows)]
+        # a row an operator refused (a calculator error) is marked first, as replay prints it
+        outs = ["; ".join([f"✗ {_short(e.data_rowtime)} {e.name}" for e in st.errors]
+                          + [_short(r.rowtime) + " " + " ".join(format_value(v, f.type) for f, v in zip(fields, r.values))
+                             for r in st.rows])]
         rows.append([str(st.step)] + cells + outs)
     return rows
 

@@ -16,7 +16,7 @@ from traitlets import Bool, Enum, Int, Unicode, observe
 from ..engine.events import EventsFileError
 from ..engine.errors import SqlError, StreamSqlError
 from ..engine.paths import check_path_name
-from ..engine.sql import split_script
+from ..engine.sql import split_script, starts_statement
 from .literals import InterpolationError, interpolate
 from .session import KernelWorkbench
 from . import commands
@@ -141,6 +141,9 @@ class StreamSql(Magics):
                 if not rest or word in commands.NAMES:
                     args = parser.parse_intermixed_args(_argv(opts, rest))
                     return commands.run(self, args.line or ["help"], args)
+                if word.isidentifier() and not starts_statement(rest):
+                    raise UsageError(f"unknown sub-command {rest.split(None, 1)[0]}; see %streamsql help "
+                                     f"(sub-commands: {', '.join(commands.NAMES)}; or a SQL statement)")
                 args = parser.parse_args(_argv(opts))
                 return self._statements(rest, args, ns)
             args = parser.parse_args(_argv(opts))

@@ -13,6 +13,7 @@ def folder() -> Path:
 
 
 def names() -> list[str]:
+    """The names of the scenarios shipped with the package."""
     return sorted(p.name[: -len(".sql")] for p in folder().glob("*.sql"))
 
 

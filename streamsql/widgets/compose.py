@@ -36,43 +36,97 @@ def _section(title: str) -> widgets.HTML:
     return widgets.HTML(f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>')
 
 
+#: the workbench's parts fit one screen (1280×800): the everyday loop (type, click, see the row
+#: released or held and why) above, the timeline, step table and scrubber in tabs below; every
+#: part has a fixed height, so nothing moves under the mouse between clicks
+MAIN_HEIGHT = "270px"
+ROWS_HEIGHT = "160px"
+WHY_HEIGHT = "104px"
+TABS_HEIGHT = "266px"
+INJECT_WIDTH = "430px"
+TABS = ("Timeline", "Steps", "Back to step")
+TIMELINE_WIDTH = 500
+
+
+def _box(children, **layout) -> widgets.Box:
+    return widgets.Box(children, layout=widgets.Layout(**layout))
+
+
 class WorkbenchView(StaticMixin, widgets.VBox):
-    """Everything about one query. ``injectors=False`` leaves out the injectors (a scenario
-    supplies the events); ``player`` numbers the step table by the scenario's lines."""
+    """Everything about one query, on one screen. ``injectors=False`` leaves out the injectors (a
+    scenario supplies the events); ``player`` numbers the step table by the scenario's lines."""
 
     def __init__(self, q, *, limit: int = 20, bounds: bool = False, injectors: bool = True, player=None,
                  steps_limit: int | None = 50):
         self.q = q
         self.wb = q.wb
-        self.live = QueryView(q, limit=limit, bounds=bounds)
+        self.live = QueryView(q, limit=limit, bounds=bounds, held=True)
         self.injectors: dict[str, Injector] = {}
         if injectors:
             for s in q.plan.streams:
                 d = self.wb.catalog.streams.get(s)
                 if d is not None and not d.system:          # the error stream is written by the engine
-                    self.injectors[s] = Injector(self.wb, s, on_event=self.refresh)
-        self.timeline = Timeline(q)
+                    self.injectors[s] = Injector(self.wb, s)
+        self.timeline = Timeline(q, width=TIMELINE_WIDTH)
         self.steps = StepTable(q, limit=steps_limit, player=player,
                                base=player.base if player is not None else 0)
-        children = [self.live]
-        if self.injectors:
-            children += [_section("Inject")] + list(self.injectors.values())
-        children += [_section("Timeline"), self.timeline, _section("Steps"), self.steps]
         # back through the steps (interactive only: the snapshot and the text show the present)
         self.scrubber = StepScrubber(q, limit=limit) if player is None else None
+        parts = [self.timeline, self.steps] + ([self.scrubber] if self.scrubber is not None else [])
         if self.scrubber is not None:
-            children += [_section("Back to step"), self.scrubber]
-            self.scrubber.slider.observe(lambda c: self.steps.highlight_step(c["new"]), names="value")
+            self.scrubber.slider.observe(lambda c: self.steps.highlight_step(self.scrubber.marked_step()),
+                                         names="value")
             self.timeline.linked_scrubber = self.scrubber
-            self.scrubber.slider.observe(lambda _c: self.timeline.refresh(), names="value")
-        super().__init__(children)
+            self.scrubber.slider.observe(lambda _c: self.timeline.mark(), names="value")
+
+        # the everyday loop: injectors on the left, released rows and what is held or open on the right
+        # a reversed column starts scrolled to its end, so the newest rows show
+        rows = _box([self.live.table], height=ROWS_HEIGHT, overflow="auto", display="flex",
+                    flex_flow="column-reverse")
+        self.live.table.layout.margin = "0 0 auto 0"     # short: at the top; long: scrolled to its end
+        why = _box([self.live.open_table], height=WHY_HEIGHT, overflow="auto")
+        right = widgets.VBox([rows, why], layout=widgets.Layout(flex="1 1 auto", min_width="0", height=MAIN_HEIGHT))
+        main = [right]
+        if self.injectors:
+            inj = list(self.injectors.values())
+            if len(inj) == 1:
+                left = inj[0]
+            else:
+                left = widgets.Tab(children=inj, titles=tuple(self.injectors))
+                left.add_class("streamsql-inject-tabs")
+            main = [_box([left], width=INJECT_WIDTH, min_width=INJECT_WIDTH, height=MAIN_HEIGHT,
+                         overflow="auto", margin="0 10px 0 0"), right]
+        boxes = [_box([self.timeline], height=TABS_HEIGHT, overflow="auto"),
+                 # the step table, like the rows, starts scrolled to its newest steps
+                 _box([self.steps], height=TABS_HEIGHT, overflow="auto", display="flex", flex_flow="column-reverse")]
+        self.steps.layout.margin = "0 0 auto 0"
+        if self.scrubber is not None:          # its slider stays put; the panel under it scrolls
+            self.scrubber.panel_box.layout.height = f"calc({TABS_HEIGHT} - 44px)"
+            boxes.append(_box([self.scrubber], height=TABS_HEIGHT))
+        self.tabs = widgets.Tab(children=boxes, titles=TABS[:len(parts)])
+        self.tabs.add_class("streamsql-workbench-tabs")
+        self.tabs.observe(lambda _c: self._shown_tab(), names="selected_index")
+        self._shown_tab()
+        top = widgets.VBox([self.live.header_box, widgets.HBox(main, layout=widgets.Layout(width="100%"))])
+        top.add_class("streamsql-query")          # the query's own part: status, injectors, rows, why
+        super().__init__([top, self.tabs])
         self.add_class("streamsql-workbench")
+
+    def _shown_tab(self) -> None:
+        """Only the part in the tab shown redraws; the others catch up when their tab is opened."""
+        parts = [self.timeline, self.steps] + ([self.scrubber] if self.scrubber is not None else [])
+        for i, p in enumerate(parts):
+            p.visible = self.tabs.selected_index == i
+            if p.visible:
+                p.mark()
 
     def refresh(self) -> None:
         """Redraw every part from the engine's current state."""
         self.live.refresh()
         self.timeline.refresh()
         self.steps.refresh()
+        if self.scrubber is not None:
+            self.scrubber.refresh()
         for inj in self.injectors.values():
             inj.refresh()
 
@@ -90,10 +144,10 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         return parts
 
     def static_key(self):
-        return query_key(self.q)
+        return query_key(self.q) + (self.wb.last_seq,)
 
-    def static_settle(self) -> None:
-        settle(self.wb)
+    def static_queries(self) -> list:
+        return [self.q]
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
@@ -177,7 +231,8 @@ class ScenarioView(StaticMixin, widgets.VBox):
             self._error(e)
             return
         if self.view is not None:
-            self.view.refresh()
+            for part in (self.view.live, self.view.timeline, self.view.steps):
+                part.mark()
         self._show()
         update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
@@ -234,9 +289,8 @@ class ScenarioView(StaticMixin, widgets.VBox):
         p = self.player
         return None if p is None else (id(p.wb), p.pos) + query_key(p.q)
 
-    def static_settle(self) -> None:
-        if self.view is not None:
-            settle(self.view.wb)
+    def static_queries(self) -> list:
+        return [self.view.q] if self.view is not None else []
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
@@ -285,5 +339,13 @@ def resolve_query(query):
     found = queries.get(query) or next((q for n, q in queries.items() if n.upper() == query.upper()), None)
     if found is None:
         names = ", ".join(queries) or "none yet (start one with %%streamsql, or pass the ContinuousQuery itself)"
-        raise ValueError(f"no query named {query!r} in this session; queries: {names}")
+        raise UnknownQueryError(f"no query named {query!r} in this session; queries: {names}")
     return found
+
+
+class UnknownQueryError(ValueError):
+    """``workbench(NAME)`` of a query this session does not have: shown in a notebook as its one
+    line, not as a traceback through the library."""
+
+    def _render_traceback_(self):
+        return [f"{type(self).__name__}: {self}"]

@@ -47,7 +47,7 @@ class Exercise(StaticMixin, widgets.VBox):
             raise StreamSqlError(f"scenario {self.scenario.name} releases no rows: nothing to predict")
         self.marks: list[bool | None] | None = None
         self.step_rows: list[list[str]] | None = None
-        self.inputs = [widgets.Text(placeholder="step", layout=widgets.Layout(width="6em"),
+        self.inputs = [widgets.Text(placeholder="step", layout=widgets.Layout(width="17em"),   # the question, then ~5em
                                     description=QUESTION, style={"description_width": "initial"})
                        for _ in self.rows]
         labels = [widgets.HTML(f'<code>{html.escape(self.row_text(i))}</code>') for i in range(len(self.rows))]

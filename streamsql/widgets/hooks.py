@@ -1,14 +1,18 @@
-"""How views hear about new events and releases without polling.
+"""How views hear about new events and releases, and where they redraw: never on the thread that
+committed the event (a click, a cell), always on one background thread of the process.
 
-The engine calls back on releases (``ContinuousQuery.on_release``) and after every injection
-(``Workbench.on_inject``: inserts, bounds, attach, detach, INSERT statements, bulk loads).
-Callbacks from Spark's sink thread are coalesced by :class:`Debounced` so a bulk replay does not
-redraw once per event.
+The engine calls back on every delivery (``ContinuousQuery.on_progress``: rows, bound moves and
+trace records), when a query stops or fails (``on_state``) and after every injection
+(``Workbench.on_inject``). Those callbacks only *mark* a view; :class:`Redrawer`'s thread then
+redraws each marked view once, shortly after, in the order they were marked, and only when the
+view's :meth:`LiveView.live_key` says its state changed. A burst of events or a bulk replay
+therefore redraws each view a few times, not once per event, and nothing blocks the kernel.
 """
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from typing import Callable
 
@@ -33,36 +37,111 @@ def weak_method(method) -> Callable:
     return call
 
 
-class Debounced:
-    """Runs ``fn`` once, shortly after one or more ``trigger()`` calls."""
+class Redrawer:
+    """One daemon thread that redraws marked views. ``delay`` gathers a burst: the first mark
+    wakes the thread, which waits that long for more before redrawing."""
 
-    def __init__(self, fn: Callable[[], None], delay: float = 0.05):
-        self.fn = fn
+    def __init__(self, delay: float = 0.02):
         self.delay = delay
-        self._lock = threading.Lock()
-        self._pending = False
+        self._cv = threading.Condition()
+        self._marked: dict[int, weakref.ref] = {}
+        self._thread: threading.Thread | None = None
+        self._busy = False
 
-    def trigger(self, *_args) -> None:
-        with self._lock:
-            if self._pending:
-                return
-            self._pending = True
-        t = threading.Timer(self.delay, self._run)
-        t.daemon = True
-        t.start()
+    def mark(self, view) -> None:
+        with self._cv:
+            self._marked.setdefault(id(view), weakref.ref(view))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="streamsql-redraw", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+
+    def idle(self, timeout: float = 30.0) -> bool:
+        """Wait until no view is marked or being redrawn (tests, benchmarks); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cv:
+            while self._marked or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cv.wait(min(left, 0.05))
+        return True
 
     def _run(self) -> None:
-        with self._lock:
-            self._pending = False
-        try:
-            self.fn()
-        except Exception:
-            log.exception("view refresh failed")
+        while True:
+            with self._cv:
+                while not self._marked:
+                    self._cv.wait()
+            time.sleep(self.delay)
+            with self._cv:
+                views = [r() for r in self._marked.values()]
+                self._marked.clear()
+                self._busy = True
+            try:
+                for v in views:
+                    if v is None:
+                        continue
+                    try:
+                        v.redraw_if_changed()
+                    except Exception:  # a view that fails to draw must not stop the others
+                        log.exception("view redraw failed")
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
+
+
+#: the process's redrawing thread
+REDRAWER = Redrawer()
+
+
+class LiveView:
+    """Mixed into a view that redraws from engine callbacks. A view defines :meth:`live_key`
+    (cheap: changes whenever what it shows would) and :meth:`refresh` (the redraw), and calls
+    :meth:`follow` with the queries and workbench it shows."""
+
+    _live_last = None
+    #: False while the view sits in a tab that is not shown: it then waits to redraw
+    visible = True
+
+    def live_key(self):
+        """What the live view depends on; None: always redraw."""
+        return None
+
+    def refresh(self) -> None:  # pragma: no cover - every view defines it
+        raise NotImplementedError
+
+    def mark(self, *_args) -> None:
+        """Something this view may show changed: redraw it soon, on the redrawing thread."""
+        REDRAWER.mark(self)
+        from .static import KEEPER          # the saved snapshot follows too, off this thread
+        KEEPER.poke()
+
+    def follow(self, *, queries=(), wb=None) -> None:
+        """Redraw after every delivery and state change of ``queries`` and injection into ``wb``."""
+        m = weak_method(self.mark)
+        for q in queries:
+            q.on_progress(m)
+            q.on_state(m)
+        if wb is not None:
+            on_inject(wb, m)
+
+    def redraw_if_changed(self) -> bool:
+        """Redraw when shown and when the state it shows changed since its last redraw."""
+        if not self.visible:
+            return False
+        key = self.live_key()
+        if key is not None and key == self._live_last:
+            return False
+        self.refresh()
+        self._live_last = key
+        return True
 
 
 def settle(wb, timeout: float = 120.0) -> list[str]:
     """Wait until every running query of ``wb`` has processed every event so far (Spark runs
-    asynchronously); returns the errors of queries that failed or timed out."""
+    asynchronously); returns the errors of queries that failed or timed out. For cells and
+    displays, never for clicks."""
     errors = []
     for q in list(wb.queries.values()):
         if not q.running:
@@ -72,3 +151,8 @@ def settle(wb, timeout: float = 120.0) -> list[str]:
         except Exception as e:  # shown in the view's status, never raised into a click handler
             errors.append(f"{q.name}: {e}")
     return errors
+
+
+def caught_up(queries) -> bool:
+    """Whether each of ``queries`` has processed every event so far, without waiting."""
+    return all(not q.running or q.wb.runtime.caught_up(q) for q in queries)

@@ -2,208 +2,281 @@
 reads what is typed with the engine's one typed-value parser (:mod:`streamsql.engine.values`),
 a ROWTIME that is the stream clock when left blank (its placeholder says which time that is;
 ``HH:MM[:SS]`` is on that clock's day, ``now`` the wall clock), Insert row, Punctuate (time,
-strict) and the producer the events come from, with attach/detach."""
+strict) and the producer the events come from, with attach/detach.
+
+The form is drawn in the browser (``js/injector.js``, an anywidget): a click sends one message
+carrying the values on screen at the click, so a click queued while the kernel is busy inserts
+exactly what was typed for it, and is shown as pending until it is done. The kernel commits the
+event (milliseconds) and returns; the views redraw on their own thread as the engine releases
+rows (:mod:`.hooks`). A cell can fill the form and click through the same path
+(``inj.inputs["A"].value = 1; inj.insert()``)."""
 from __future__ import annotations
 
 import decimal
 import html
+from pathlib import Path
 from typing import Callable
 
-import ipywidgets as widgets
-from traitlets import Unicode
+import anywidget
+from traitlets import Bool, Dict, List, Unicode
 
 from ..engine import time as T
 from ..engine.errors import LateRowError, StreamSqlError
 from ..engine.values import ValueRefused, parse_text, type_hint
-from .hooks import on_inject, settle, weak_method
+from .hooks import LiveView
 from .render import ts
-from .static import StaticMixin, snapshot_html, update_all
+from .static import StaticMixin, snapshot_html
 
 DEFAULT_PRODUCER = "default"
-_WIDE = {"description_width": "initial"}
-_BAD = "streamsql-bad"
-#: a field whose text its type refused is outlined until the next try
-_STYLE = ("<style>.streamsql-bad input{border:2px solid #b00020 !important;background:#fff3f3}</style>")
+_JS = Path(__file__).parent / "js"
+#: the fields a refusal can name besides the columns
+ROWTIME, BOUND = "ROWTIME", "BOUND"
 
 
-def _as_text(v):
+def as_text(v) -> str:
+    """A Python value as the exact text a person would type for it (``100``, ``2.5``, ``TRUE``)."""
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, (int, decimal.Decimal)):
         return str(v)
-    return "" if v is None else v
+    return "" if v is None else str(v)
 
 
-class _TextValue(Unicode):
-    def validate(self, obj, value):
-        return super().validate(obj, _as_text(value))
+class _Field:
+    """One text field of the form, for cells and tests (``inj.inputs["A"].value = 100``)."""
+
+    def __init__(self, inj: "Injector", trait: str, key: str | None = None, placeholder: str = ""):
+        self._inj, self._trait, self._key, self._placeholder = inj, trait, key, placeholder
+
+    @property
+    def value(self) -> str:
+        v = getattr(self._inj, self._trait)
+        return (v or {}).get(self._key, "") if self._key is not None else v
+
+    @value.setter
+    def value(self, v) -> None:
+        if self._key is None:
+            setattr(self._inj, self._trait, as_text(v))
+        else:
+            setattr(self._inj, self._trait, {**getattr(self._inj, self._trait), self._key: as_text(v)})
+
+    @property
+    def placeholder(self) -> str:
+        return self._inj.rowtime_placeholder if self._key is None and self._trait == "rowtime_text" else self._placeholder
+
+    @property
+    def disabled(self) -> bool:
+        return self._key is not None and self._key in self._inj.nulls_on
+
+    @property
+    def refused(self) -> bool:
+        """Whether the last try refused this field's text (it is outlined in red)."""
+        name = self._key if self._key is not None else {"rowtime_text": ROWTIME, "bound_text": BOUND}.get(self._trait)
+        return name in self._inj.bad_fields
 
 
-class FieldText(widgets.Text):
-    """A text field; a Python number or boolean assigned to it shows as its exact text (so
-    ``inj.inputs["AMOUNT"].value = 100`` types ``100``)."""
+class _Flag:
+    """A checkbox of the form (NULL of a column, strict)."""
 
-    value = _TextValue(help="String value").tag(sync=True)
+    def __init__(self, inj: "Injector", trait: str, key: str | None = None):
+        self._inj, self._trait, self._key = inj, trait, key
+
+    @property
+    def value(self) -> bool:
+        if self._key is None:
+            return bool(getattr(self._inj, self._trait))
+        return self._key in self._inj.nulls_on
+
+    @value.setter
+    def value(self, on: bool) -> None:
+        if self._key is None:
+            setattr(self._inj, self._trait, bool(on))
+        else:
+            rest = [n for n in self._inj.nulls_on if n != self._key]
+            self._inj.nulls_on = rest + ([self._key] if on else [])
 
 
-def _input_for(field) -> FieldText:
-    """A text field for one column, its type as the placeholder (and tooltip)."""
-    hint = type_hint(field.type)
-    width = "260px" if field.type.name == "TIMESTAMP" else "200px" if field.type.is_string else "170px"
-    return FieldText(value="", description=field.name, placeholder=hint, tooltip=f"{field.name} {hint}",
-                     style=_WIDE, layout=widgets.Layout(width=width))
+class _Choice:
+    """The producer menu."""
+
+    def __init__(self, inj: "Injector"):
+        self._inj = inj
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return tuple(self._inj.producers)
+
+    @property
+    def value(self) -> str:
+        return self._inj.producer_name
+
+    @value.setter
+    def value(self, v: str) -> None:
+        self._inj.producer_name = v
 
 
-class Injector(StaticMixin, widgets.VBox):
-    """Insert rows and punctuation into ``stream`` of ``wb`` by hand. After each action the
-    workbench's queries are allowed to catch up (so views show what the event released) and the
-    ``on_event`` callbacks run."""
+class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
+    """Insert rows and punctuation into ``stream`` of ``wb`` by hand."""
+
+    _esm = _JS / "injector.js"
+    _css = _JS / "injector.css"
+
+    stream = Unicode("").tag(sync=True)
+    columns = List().tag(sync=True)                 # [{name, hint, nullable}]
+    status = Dict().tag(sync=True)                  # {clock, pending, late}
+    producers = List([DEFAULT_PRODUCER]).tag(sync=True)
+    rowtime_placeholder = Unicode("").tag(sync=True)
+    # the form: what a cell fills (a click sends what is on screen instead)
+    rowtime_text = Unicode("").tag(sync=True)
+    texts = Dict().tag(sync=True)
+    nulls_on = List().tag(sync=True)
+    bound_text = Unicode("").tag(sync=True)
+    strict_on = Bool(False).tag(sync=True)
+    producer_name = Unicode(DEFAULT_PRODUCER).tag(sync=True)
+    new_producer_text = Unicode("").tag(sync=True)
+    # the outcome of the last action
+    message_text = Unicode("").tag(sync=True)
+    message_kind = Unicode("").tag(sync=True)       # "ok", "late" or "error"
+    bad_fields = List().tag(sync=True)
 
     def __init__(self, wb, stream: str, on_event: Callable | None = None):
         self.wb = wb
         d = wb.catalog.stream(stream)
-        self.stream = d.name
         self.fields = list(d.fields)
         self._callbacks: list[Callable] = [on_event] if on_event else []
         self.last_outcome = None
-        #: the status line under the buttons, as plain text
-        self.last_message = ""
         self._shown_clock: int | None | bool = False   # False: never shown
-
-        self.rowtime = FieldText(description="ROWTIME", placeholder="", style=_WIDE,
-                                 layout=widgets.Layout(width="300px"))
-        self.inputs: dict[str, widgets.Widget] = {f.name: _input_for(f) for f in self.fields}
-        self.nulls: dict[str, widgets.Checkbox] = {}
-        cells = [self.rowtime]
-        for f in self.fields:
-            w = self.inputs[f.name]
-            if f.type.nullable:
-                n = widgets.Checkbox(value=False, description="NULL", indent=False,
-                                     layout=widgets.Layout(width="64px"))
-                n.observe(self._null_toggled(w), names="value")
-                self.nulls[f.name] = n
-                cells.append(widgets.HBox([w, n]))
-            else:
-                cells.append(w)
-        self.insert_button = widgets.Button(description="Insert row", button_style="primary", icon="plus")
-        self.insert_button.add_class("streamsql-insert")
-        self.insert_button.on_click(lambda _b: self.insert())
-
-        self.punct_time = FieldText(description="bound", placeholder="HH:MM[:SS]", style=_WIDE,
-                                    layout=widgets.Layout(width="240px"))
-        self.strict = widgets.Checkbox(value=False, description="strict (rowtime > bound)", indent=False,
-                                       layout=widgets.Layout(width="190px"))
-        self.punct_button = widgets.Button(description="Punctuate", icon="flag")
-        self.punct_button.add_class("streamsql-punctuate")
-        self.punct_button.on_click(lambda _b: self.punctuate())
-
-        self.producer = widgets.Dropdown(options=[DEFAULT_PRODUCER], value=DEFAULT_PRODUCER,
-                                         description="producer", style=_WIDE,
-                                         layout=widgets.Layout(width="200px"))
-        self.new_producer = widgets.Text(placeholder="new producer", layout=widgets.Layout(width="130px"))
-        self.attach_button = widgets.Button(description="Attach", layout=widgets.Layout(width="80px"))
-        self.attach_button.on_click(lambda _b: self.attach())
-        self.detach_button = widgets.Button(description="Detach", layout=widgets.Layout(width="80px"))
-        self.detach_button.on_click(lambda _b: self.detach())
-
-        self.title = widgets.HTML()
-        self.message = widgets.HTML()
-        row_box = widgets.HBox(cells + [self.insert_button], layout=widgets.Layout(flex_flow="row wrap"))
-        punct_box = widgets.HBox([self.punct_time, self.strict, self.punct_button, self.producer,
-                                  self.new_producer, self.attach_button, self.detach_button],
-                                 layout=widgets.Layout(flex_flow="row wrap"))
-        super().__init__([self.title, row_box, punct_box, self.message])
+        super().__init__(stream=d.name, columns=[{"name": f.name, "hint": type_hint(f.type),
+                                                  "nullable": bool(f.type.nullable)} for f in self.fields],
+                         texts={f.name: "" for f in self.fields})
         self.add_class("streamsql-injector")
-        self.producer.observe(lambda _c: self._placeholders(), names="value")   # whose clock a blank takes
-        on_inject(wb, weak_method(self._on_inject))
+        self.rowtime = _Field(self, "rowtime_text")
+        self.inputs = {f.name: _Field(self, "texts", f.name, type_hint(f.type)) for f in self.fields}
+        self.nulls = {f.name: _Flag(self, "nulls_on", f.name) for f in self.fields if f.type.nullable}
+        self.punct_time = _Field(self, "bound_text", placeholder="HH:MM[:SS]")
+        self.strict = _Flag(self, "strict_on")
+        self.producer = _Choice(self)
+        self.new_producer = _Field(self, "new_producer_text")
+        self.on_msg(self._on_click)
+        self.follow(wb=wb)
+        self.observe(lambda _c: self._placeholders(), names="producer_name")   # whose clock a blank takes
         self.refresh()
 
     # ------------------------------------------------------------------ values
 
-    @staticmethod
-    def _null_toggled(w):
-        def f(change):
-            w.disabled = bool(change["new"])
-        return f
+    @property
+    def last_message(self) -> str:
+        """The status line under the buttons, as plain text."""
+        return self.message_text
 
-    def values(self) -> dict:
-        """The row the fields describe, column by column (NULL where ticked), each read exactly
-        as typed; raises :class:`~streamsql.engine.values.ValueRefused` naming every field whose
-        text its column's type does not accept (those fields are marked)."""
+    def values(self, texts: dict | None = None, nulls=None, producer: str | None = None) -> dict:
+        """The row the fields describe (or ``texts``), column by column (NULL where ticked), each
+        read exactly as typed; raises :class:`~streamsql.engine.values.ValueRefused` naming every
+        field whose text its column's type does not accept (those fields are outlined)."""
+        texts = self.texts if texts is None else texts
+        nulls = set(self.nulls_on if nulls is None else nulls)
         out, bad = {}, []
-        clock, _whose = self.wb.default_rowtime(self.stream, self._producer())
+        clock, _whose = self.wb.default_rowtime(self.stream, _producer(producer if producer is not None
+                                                                       else self.producer_name))
         day = T.day_of(clock) if clock is not None else None
         for f in self.fields:
-            w = self.inputs[f.name]
-            w.remove_class(_BAD)
-            if f.name in self.nulls and self.nulls[f.name].value:
+            if f.type.nullable and f.name in nulls:
                 out[f.name] = None
                 continue
             try:
-                out[f.name] = parse_text(w.value, f.type, where=f"column {f.name}", day=day)
+                out[f.name] = parse_text(texts.get(f.name, ""), f.type, where=f"column {f.name}", day=day)
             except ValueRefused as e:
-                w.add_class(_BAD)
-                bad.append(e)
-        if len(bad) == 1:
-            raise bad[0]
+                bad.append((f.name, e))
         if bad:
-            raise ValueError("; ".join(map(str, bad)))
+            raise FieldsRefused("; ".join(str(e) for _n, e in bad), [n for n, _e in bad])
         return out
-
-    def _producer(self) -> str | None:
-        p = self.producer.value
-        return None if p in (None, DEFAULT_PRODUCER) else p
 
     # ------------------------------------------------------------------ actions
 
     def insert(self):
-        """Insert the row the fields describe (what the Insert row button does); a field its
-        type refuses inserts nothing and says why."""
-        return self._act(lambda: self.wb.insert(self.stream, self.values(),
-                                                rowtime=self.rowtime.value.strip() or None,
-                                                producer=self._producer()))
+        """Insert the row the form describes (what Insert row does); a field its type refuses
+        inserts nothing and says why."""
+        return self._apply({"op": "insert", "rowtime": self.rowtime_text, "values": dict(self.texts),
+                            "nulls": list(self.nulls_on), "producer": self.producer_name})
 
     def punctuate(self):
         """Send the bound in the bound field (what the Punctuate button does)."""
-        t = self.punct_time.value.strip()
-        if not t:
-            self._say("error: type a time to punctuate with", error=True)
-            return None
-        return self._act(lambda: self.wb.punctuate(self.stream, t, strict=self.strict.value,
-                                                   producer=self._producer()))
+        return self._apply({"op": "punctuate", "bound": self.bound_text, "strict": self.strict_on,
+                            "producer": self.producer_name})
 
     def attach(self):
         """Attach the producer named in the text box (or the selected one)."""
-        name = self.new_producer.value.strip() or self._producer()
-        if not name:
-            self._say("error: type the name of the producer to attach", error=True)
-            return None
-        o = self._act(lambda: self.wb.attach(self.stream, name))
-        if o is not None:
-            self.new_producer.value = ""
-            self.producer.value = name
-        return o
+        name = self.new_producer_text.strip() or _producer(self.producer_name)
+        return self._apply({"op": "attach", "name": name or ""})
 
     def detach(self):
         """Detach the selected producer."""
-        return self._act(lambda: self.wb.detach(self.stream, self.producer.value or DEFAULT_PRODUCER))
+        return self._apply({"op": "detach", "producer": self.producer_name})
 
-    def _act(self, f):
+    def _on_click(self, _widget, content, _buffers) -> None:
+        """A click in the browser: the message carries the form as it was on screen."""
+        if not isinstance(content, dict) or "op" not in content:
+            return
+        outcome = self._apply(content)
+        self.send({"ack": content.get("id"), "op": content["op"], "ok": outcome is not None})
+
+    def _apply(self, msg: dict):
+        """Do what one click (or a cell) asks, with the values it carries; say what happened."""
+        op = msg.get("op")
+        producer = _producer(msg.get("producer"))
         try:
-            o = f()
+            if op == "insert":
+                return self._done(self._insert(msg, producer))
+            if op == "punctuate":
+                t = str(msg.get("bound") or "").strip()
+                if not t:
+                    return self._refused("type a time to punctuate with", [BOUND])
+                try:
+                    at = self.wb.rowtime_of(self.stream, t, producer)
+                except StreamSqlError as e:
+                    return self._refused(str(e), [BOUND])
+                return self._done(self.wb.punctuate(self.stream, at, strict=bool(msg.get("strict")),
+                                                    producer=producer))
+            if op == "attach":
+                name = str(msg.get("name") or "").strip()
+                if not name:
+                    return self._refused("type the name of the producer to attach", [])
+                o = self._done(self.wb.attach(self.stream, name))
+                self.new_producer_text = ""
+                self.producer_name = name
+                return o
+            if op == "detach":
+                return self._done(self.wb.detach(self.stream, producer or DEFAULT_PRODUCER))
         except LateRowError as e:
-            self._say(f"late: {e}", error=True)
+            self._say(f"late: {e}", "late")
             self._after()
             return None
+        except FieldsRefused as e:
+            return self._refused(str(e), e.fields)
         except (StreamSqlError, ValueError) as e:
-            self._say(f"error: {e}", error=True)
-            return None
+            return self._refused(str(e), [])
+        return self._refused(f"unknown action {op!r}", [])
+
+    def _insert(self, msg: dict, producer: str | None):
+        values = self.values(msg.get("values") or {}, msg.get("nulls") or [], msg.get("producer"))
+        text = str(msg.get("rowtime") or "").strip()
+        try:
+            at = self.wb.rowtime_of(self.stream, text or None, producer)
+        except StreamSqlError as e:
+            raise _with_fields(e, [ROWTIME]) from None
+        return self.wb.insert(self.stream, values, rowtime=at, producer=producer)
+
+    def _done(self, o):
         self.last_outcome = o
-        self._say(self._describe(o))
+        self._say(self._describe(o), "ok")
         self._after()
         return o
+
+    def _refused(self, text: str, fields: list[str]):
+        self._say(f"error: {text}", "error", fields)
+        return None
 
     def _describe(self, o) -> str:
         ev = o.event
@@ -219,76 +292,103 @@ class Injector(StaticMixin, widgets.VBox):
         return f"step {o.seq}: {self.stream} {what}; clock {ts(self.wb.clock(self.stream))}"
 
     def _after(self) -> None:
-        errors = settle(self.wb)
-        if errors:
-            self._say("error: " + "; ".join(errors), error=True)
+        """The event is committed: the views follow on their own thread; this injector's title
+        and clock-following fields now, so a cell that reads them right after sees them."""
         for f in list(self._callbacks):
             f()
         self.refresh()
-        update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
-    def _say(self, text: str, error: bool = False) -> None:
-        self.last_message = text
-        color = "#b00020" if error else "#333"
-        self.message.value = (f'<span class="streamsql-message" style="font-family:monospace;color:{color}">'
-                              f"{html.escape(text)}</span>")
+    def _say(self, text: str, kind: str, fields=()) -> None:
+        with self.hold_sync():
+            self.message_text = text
+            self.message_kind = kind
+            self.bad_fields = list(fields)
 
     def on_event(self, f: Callable) -> None:
-        """Call ``f()`` after each event this injector sends (composed views redraw then)."""
+        """Call ``f()`` after each event this injector sends."""
         self._callbacks.append(f)
 
     # ------------------------------------------------------------------ refresh
 
-    def _on_inject(self, _outcomes) -> None:
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Show the stream's clock and producers; the time fields follow the clock when it moves."""
+    def live_key(self):
         try:
             info = next(s for s in self.wb.streams() if s["name"] == self.stream)
         except StopIteration:
-            self.title.value = f"<b>{html.escape(self.stream)}</b>: dropped"
+            return ("dropped",)
+        return (info["clock"], info["pending"], info["late"], tuple(sorted(info["producers"])),
+                self.wb.default_rowtime(self.stream, _producer(self.producer_name)))
+
+    def refresh(self) -> None:
+        """Show the stream's clock and producers; the bound field follows the clock when it moves."""
+        try:
+            info = next(s for s in self.wb.streams() if s["name"] == self.stream)
+        except StopIteration:
+            self.status = {"clock": "dropped", "pending": 0, "late": 0}
             return
         clock = info["clock"]
         prods = sorted(info["producers"])
-
-        self.title.value = (_STYLE + f'<b>{html.escape(self.stream)}</b> <span style="font-family:monospace">clock '
-                            f'{html.escape(ts(clock))} · pending {info["pending"]} · late {info["late"]}</span>')
         options = [DEFAULT_PRODUCER] + [p for p in prods if p != DEFAULT_PRODUCER]
-        if list(self.producer.options) != options:
-            keep = self.producer.value if self.producer.value in options else DEFAULT_PRODUCER
-            self.producer.options = options
-            self.producer.value = keep
-        if clock != self._shown_clock:          # the bound field follows the clock (punctuate "now")
-            self._shown_clock = clock
-            self.punct_time.value = "" if clock is None else T.format_timestamp(clock)
-        self._placeholders()
+        with self.hold_sync():
+            self.status = {"clock": ts(clock), "pending": info["pending"], "late": info["late"]}
+            if list(self.producers) != options:
+                if self.producer_name not in options:
+                    self.producer_name = DEFAULT_PRODUCER
+                self.producers = options
+            if clock != self._shown_clock:          # the bound field follows the clock (punctuate "now")
+                self._shown_clock = clock
+                self.bound_text = "" if clock is None else T.format_timestamp(clock)
+            self._placeholders()
 
     def _placeholders(self) -> None:
-        """The time fields say what a blank ROWTIME will be and where bounds stand."""
+        """The ROWTIME field says what a blank will be."""
         try:
-            blank, whose = self.wb.default_rowtime(self.stream, self._producer())
+            blank, whose = self.wb.default_rowtime(self.stream, _producer(self.producer_name))
         except StreamSqlError:      # the stream was dropped
             return
-        self.rowtime.placeholder = rowtime_placeholder(blank, whose, self.stream)
-        self.punct_time.placeholder = "HH:MM[:SS]"
+        self.rowtime_placeholder = rowtime_placeholder(blank, whose, self.stream)
+
+    def title_text(self) -> str:
+        """The title line: the stream, its clock, rows pending for slower producers, late rows."""
+        s = self.status
+        return f"{self.stream} clock {s.get('clock')} · pending {s.get('pending', 0)} · late {s.get('late', 0)}"
+
+    def text(self) -> str:
+        """The injector as plain text (what terminals and nbval see)."""
+        return f"Injector for {self.stream} ({', '.join(f.name for f in self.fields)})"
 
     def static_parts(self) -> list[str]:
         """The pieces of its static snapshot (HTML), in display order."""
-        line = self.title.value.replace(_STYLE, "")
+        s = self.status
+        line = (f'<b>{html.escape(self.stream)}</b> <span style="font-family:monospace">clock '
+                f'{html.escape(str(s.get("clock")))} · pending {s.get("pending", 0)} · late {s.get("late", 0)}</span>')
         fields = ", ".join(f"{f.name} {f.type}" for f in self.fields)
         return [f'<div class="streamsql-static-injector" style="font-size:12px">{line} '
                 f'<span style="font-family:monospace;color:#777">({html.escape(fields)})</span></div>']
 
     def static_key(self):
-        return (self.wb.last_seq, self.title.value)
+        return (self.wb.last_seq, tuple(sorted(self.status.items())))
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Injector for {self.stream}")
 
-    def bundle_text(self) -> str:
-        return f"Injector for {self.stream} ({', '.join(f.name for f in self.fields)})"
+
+def _producer(p) -> str | None:
+    return None if p in (None, "", DEFAULT_PRODUCER) else p
+
+
+class FieldsRefused(ValueRefused):
+    """Texts the form's fields hold that their types (or the clock) refuse: the message names
+    each, ``fields`` lists them (they are outlined)."""
+
+    def __init__(self, message: str, fields: list[str]):
+        ValueError.__init__(self, message)
+        self.where, self.type, self.reason = ", ".join(fields), None, message
+        self.fields = fields
+
+
+def _with_fields(e: Exception, fields: list[str]) -> FieldsRefused:
+    return FieldsRefused(str(e), fields)
 
 
 def rowtime_placeholder(blank: int | None, whose: str | None, stream: str) -> str:

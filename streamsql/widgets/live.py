@@ -2,15 +2,14 @@
 output bound and each input stream's clock, redrawn when rows are released or events injected."""
 from __future__ import annotations
 
-import threading
 from types import SimpleNamespace
 
 import ipywidgets as widgets
 
 from ..engine.trace import BoundLines, steps
 from ..engine.types import format_value
-from .hooks import Debounced, on_inject, weak_method
-from .openstate import HEADER as OPEN_HEADER, open_state_rows
+from .hooks import LiveView
+from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows
 from .render import html_lines, html_table, text_table, ts
 from .static import StaticMixin, snapshot_html, update_all
 
@@ -65,8 +64,12 @@ def output_entries(q, bounds: bool = False) -> list[dict]:
 
 
 def query_key(q) -> tuple:
-    """What a query's snapshot depends on (see :class:`~streamsql.widgets.static.StaticMixin`)."""
-    return (q.wb.last_seq, q.processed_seq, q.row_count, q.output_bound, q.running, q.error)
+    """What a query's views depend on: its deliveries (rows, bound, trace, errors), its state,
+    and the clocks of its input streams (see :class:`~streamsql.widgets.static.StaticMixin`)."""
+    trace = getattr(q, "trace", None)
+    steps = trace.steps() if trace else []
+    return (q.processed_seq, q.row_count, q.output_bound, q.running, q.error, len(q.errors),
+            steps[-1] if steps else None, tuple(c for _s, c in input_clocks(q)))
 
 
 def settled(q, timeout: float = 120) -> None:
@@ -78,14 +81,18 @@ def settled(q, timeout: float = 120) -> None:
             pass
 
 
-class QueryView(StaticMixin, widgets.VBox):
+class QueryView(LiveView, StaticMixin, widgets.VBox):
     """Watch a query: rows as they are released (the last ``limit``), its output bound and the
     clocks of its inputs. ``bounds=True`` interleaves the output bound's moves (like ``--bounds``)."""
 
-    def __init__(self, q, limit: int = 20, bounds: bool = False):
+    def __init__(self, q, limit: int = 20, bounds: bool = False, held: bool = False):
+        """``held``: the table under the rows also lists the rows the operators hold and what
+        each waits for, and says so when nothing is held or open (the workbench: its height
+        then never changes)."""
         self.q = q
         self.limit = max(0, int(limit))
         self.bounds = bounds
+        self.held = held
         self.status = widgets.HTML()
         self.table = widgets.HTML()
         self.open_table = widgets.HTML()
@@ -93,13 +100,10 @@ class QueryView(StaticMixin, widgets.VBox):
                                           layout=widgets.Layout(width="80px"))
         self.stop_button.add_class("streamsql-stop")
         self.stop_button.on_click(lambda _b: self.stop())
-        super().__init__([widgets.HBox([self.status, self.stop_button]), self.table, self.open_table])
+        self.header_box = widgets.HBox([self.status, self.stop_button])
+        super().__init__([self.header_box, self.table, self.open_table])
         self.add_class("streamsql-query")
-        self._lock = threading.Lock()
-        self._later = Debounced(weak_method(self.refresh))
-        q.on_release(self._later.trigger)
-        q.on_state(self._later.trigger)     # "stopped" or the error, as soon as it happens
-        on_inject(q.wb, self._later.trigger)
+        self.follow(queries=[q], wb=q.wb)
         self.refresh()
 
     # ------------------------------------------------------------------ content
@@ -152,9 +156,25 @@ class QueryView(StaticMixin, widgets.VBox):
 
     def _open_html(self) -> str:
         title, rows = self.open_parts()
-        if not rows:
-            return ""
-        return f"<div class='streamsql-open-title'><b>{title}</b></div>" + html_table(OPEN_HEADER, rows, "streamsql-open")
+        if not self.held:
+            if not rows:
+                return ""
+            return f"<div class='streamsql-open-title'><b>{title}</b></div>" + html_table(OPEN_HEADER, rows, "streamsql-open")
+        trace = getattr(self.q, "trace", None)
+        step = trace[-1].step if trace else None
+        held = held_table(self.q)
+        after = f"after step {step}" if step is not None else "yet"
+        if not rows and not held:
+            return (f"<div class='streamsql-open-title' style='color:#777;font-size:12px'>Nothing held or open "
+                    f"{after}: every row that can be released has been.</div>")
+        out = []
+        if held:
+            out.append(f"<div class='streamsql-held-title' style='font-size:12px'><b>Held {after}, and what each "
+                       f"waits for</b></div>" + html_table(HELD_HEADER, held, "streamsql-held"))
+        if rows:
+            out.append(f"<div class='streamsql-open-title' style='font-size:12px'><b>{title}</b></div>"
+                       + html_table(OPEN_HEADER, rows, "streamsql-open"))
+        return "".join(out)
 
     def _footer(self, shown: int, total: int) -> str | None:
         return f"(last {shown} of {total})" if shown < total else None
@@ -178,24 +198,29 @@ class QueryView(StaticMixin, widgets.VBox):
         """Stop the query (what the Stop button does); the rows so far stay."""
         if self.q.running:
             self.q.stop()
-        self.refresh()
+        self.stop_button.disabled = True
+        self.mark()
         update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
+
+    def live_key(self):
+        return query_key(self.q)
 
     def refresh(self, wait: bool = False) -> None:
         """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
-        every event injected so far (never from a release callback: that would deadlock)."""
+        every event injected so far (a display in a cell, never a click or a callback)."""
         if wait and self.q.running:
             try:
                 self.q.wait(120)
             except Exception:
                 pass  # the error is in q.error and shown in the status
-        with self._lock:
-            rows, classes, total = self.rows()
+        rows, classes, total = self.rows()
+        foot = self._footer(len(rows), total)
+        table = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes, row_titles=self._titles,
+                            merge_from=[2 if c == "calc-error" else None for c in classes])
+                 + (f"<div>{foot}</div>" if foot else ""))
+        with self.hold_sync():
             self.status.value = html_lines(self.status_lines(), "streamsql-status")
-            foot = self._footer(len(rows), total)
-            self.table.value = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes,
-                                          row_titles=self._titles)
-                                + (f"<div>{foot}</div>" if foot else ""))
+            self.table.value = table
             self.open_table.value = self._open_html()
             self.stop_button.disabled = not self.q.running
 
@@ -204,14 +229,15 @@ class QueryView(StaticMixin, widgets.VBox):
         rows, classes, total = self.rows()
         foot = self._footer(len(rows), total)
         return [html_lines(self.status_lines(), "streamsql-status"),
-                html_table(self.header(), rows, "streamsql-rows", row_classes=classes)
+                html_table(self.header(), rows, "streamsql-rows", row_classes=classes,
+                           merge_from=[2 if c == "calc-error" else None for c in classes])
                 + (f"<div>{foot}</div>" if foot else "") + self._open_html()]
 
     def static_key(self):
         return query_key(self.q)
 
-    def static_settle(self) -> None:
-        settled(self.q)
+    def static_queries(self) -> list:
+        return [self.q]
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""

@@ -121,3 +121,39 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
                              f"rowtimes {ts(min(js.kept))} to {ts(max(js.kept))}",
                              f"the earliest when the other side passes {ts(min(js.kept) + js.preceding)}"])
     return rows
+
+
+def held_rows(q, rec=None) -> list[dict]:
+    """Rows the query's operators hold after the last traced step (or the step record ``rec``),
+    each with what it waits for (``ContinuousQuery.trace``: ``waits`` the typed records,
+    ``waits_for`` in words)."""
+    if rec is None:
+        if not q.trace:
+            return []
+        rec = q.trace[-1]
+    ops = rec.operators
+    out = []
+    for i, op in enumerate(ops):
+        for h in op.held:
+            out.append({"operator": op.operator, "index": i, "root": i == len(ops) - 1,
+                        "rowtime": h.rowtime, "values": list(h.values), "waits": h.waits,
+                        "waits_for": h.waits_for})
+    return out
+
+
+def held_count(q) -> int:
+    """How many rows the query's operators hold in all (the trace lists only the earliest)."""
+    if not q.trace:
+        return 0
+    return sum(op.held_count for op in q.trace[-1].operators)
+
+
+def held_table(q) -> list[list[str]]:
+    rows = []
+    for h in held_rows(q):
+        rows.append([h["operator"], ts(h["rowtime"]), ", ".join(format_value(v) for v in h["values"]),
+                     "; ".join(h["waits_for"])])
+    return rows
+
+
+HELD_HEADER = ["Operator", "ROWTIME", "Row", "Waits for"]

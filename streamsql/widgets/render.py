@@ -29,11 +29,18 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
     return format_table([list(map(str, header))] + [list(map(str, r)) for r in rows])
 
 
+#: a cell that spans the rest of its row: a message, wrapped, in the error colour
+_MERGED = "border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:normal;color:#b00020;max-width:48em"
+
+
 def html_table(header: list[str], rows: list[list[str]], css_class: str, *, caption: str | None = None,
-               row_classes: list[str] | None = None, row_titles: list[str] | None = None) -> str:
+               row_classes: list[str] | None = None, row_titles: list[str] | None = None,
+               merge_from: list[int | None] | None = None) -> str:
     """An HTML table with a stable class (the browser test and people's CSS find it by class);
-    ``data-rows`` holds the number of body rows; ``row_titles`` are rows' tooltips. A table wider
-    than the output scrolls inside it."""
+    ``data-rows`` holds the number of body rows; ``row_titles`` are rows' tooltips;
+    ``merge_from[i]``, when set, makes row i's cell at that index span the rest of the row (a
+    message such as a calculator error, wrapped, in the error colour). A table wider than the
+    output scrolls inside it."""
     out = [f'<div class="streamsql-scroll" style="{SCROLL}"><table class="{css_class}" data-rows="{len(rows)}" '
            f'style="{_TABLE}">']
     if caption:
@@ -44,8 +51,13 @@ def html_table(header: list[str], rows: list[list[str]], css_class: str, *, capt
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
         if row_titles and row_titles[i]:
             cls += f' title="{html.escape(row_titles[i])}"'
-        out.append(f"<tr{cls}>" + "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in r)
-                   + "</tr>")
+        m = merge_from[i] if merge_from else None
+        if m is not None and m < len(r):
+            cells = "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in r[:m])
+            cells += f'<td colspan="{len(header) - m}" style="{_MERGED}">{html.escape(str(r[m]))}</td>'
+        else:
+            cells = "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in r)
+        out.append(f"<tr{cls}>{cells}</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
 

@@ -43,7 +43,9 @@ class Scenario:
                 return cls.load(scenarios.path(stem.name))
         for f in (sql_path, ev_path):
             if not f.exists():
-                raise StreamSqlError(f"scenario {stem}: {f} not found")
+                from .. import scenarios
+                raise StreamSqlError(f"scenario {stem}: {f} not found; a path to NAME.sql and NAME.events.jsonl, "
+                                     f"or one of the scenarios shipped with streamsql: {', '.join(scenarios.names())}")
         expected = None
         if exp_path.exists():
             expected = []

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import bisect
 import html
-import threading
-
 import ipywidgets as widgets
 
 from ..engine.trace import describe_event
 from ..engine.types import format_value
-from .hooks import Debounced, on_inject, weak_method
+from .hooks import LiveView
 from .live import bound_at, snapshot
 from .openstate import HEADER as OPEN_HEADER, open_state_rows
 from .render import html_lines, html_table, text_table, ts
@@ -31,16 +29,26 @@ def trace_at(q, step: int):
     return trace[i] if i >= 0 else None
 
 
-def traced_range(q) -> tuple[int, int] | None:
-    """The first and last step the scrubber can show (the query's start to the last event)."""
-    last = q.wb.last_seq
-    first = q.start_seq + 1
+def scrub_steps(q) -> list[int]:
+    """The steps the scrubber offers: the events on the query's own input streams since it
+    started (late and refused ones too: they are part of its story), up to the last one the
+    query has traced (or every one, once it caught up with them), and no further back than its
+    trace history reaches (``trace_steps``)."""
+    steps = [r["step"] for r in q.wb.traced_events(q.start_seq, q.plan.streams)]
     trace = getattr(q, "trace", None)
-    if trace:
-        steps = trace.steps()
-        if steps and trace.limit and len(steps) >= trace.limit:
-            first = max(first, steps[0])          # older records were dropped (``trace_steps``)
-    return (first, last) if last >= first else None
+    traced = trace.steps() if trace else []
+    if traced and trace.limit and len(traced) >= trace.limit:
+        steps = [s for s in steps if s >= traced[0]]          # older records were dropped
+    if not q.running or q.wb.runtime.caught_up(q):
+        return steps
+    last = traced[-1] if traced else q.start_seq
+    return [s for s in steps if s <= last]
+
+
+def traced_range(q) -> tuple[int, int] | None:
+    """The first and last step the scrubber can show."""
+    steps = scrub_steps(q)
+    return (steps[0], steps[-1]) if steps else None
 
 
 class StepState:
@@ -108,17 +116,19 @@ class StepState:
         return style + "".join(out)
 
 
-class StepScrubber(widgets.VBox):
-    """A slider (with previous/next buttons; arrow keys move a focused slider) over the steps since
-    the query started; below it, the query as it was after the chosen step. At the last step it
-    follows new events."""
+class StepScrubber(LiveView, widgets.VBox):
+    """A slider (with previous/next buttons; arrow keys move a focused slider) over the steps of
+    the query's input streams; below it, the query as it was after the chosen step. At the last
+    step it follows the query as each step is traced, and redraws at every one."""
 
     def __init__(self, q, limit: int = 20):
         self.q = q
         self.limit = limit
-        rng = traced_range(q) or (0, 0)
-        self.slider = widgets.IntSlider(value=rng[1], min=rng[0], max=max(rng), description="step",
-                                        continuous_update=True, layout=widgets.Layout(width="420px"))
+        self.steps: list[int] = scrub_steps(q)
+        self.slider = widgets.SelectionSlider(options=self._options(), description="step",
+                                              continuous_update=True, layout=widgets.Layout(width="420px"))
+        if self.steps:
+            self.slider.value = self.steps[-1]
         self.prev = widgets.Button(description="", icon="chevron-left", tooltip="previous step",
                                    layout=widgets.Layout(width="48px"))
         self.next = widgets.Button(description="", icon="chevron-right", tooltip="next step",
@@ -129,39 +139,71 @@ class StepScrubber(widgets.VBox):
         self.next.on_click(lambda _b: self.move(1))
         self.panel = widgets.HTML()
         self.slider.observe(lambda _c: self.show(), names="value")
-        super().__init__([widgets.HBox([self.prev, self.slider, self.next]), self.panel])
+        self.panel_box = widgets.Box([self.panel], layout=widgets.Layout(overflow="auto"))
+        super().__init__([widgets.HBox([self.prev, self.slider, self.next]), self.panel_box])
         self.add_class("streamsql-scrubber")
-        self._lock = threading.Lock()
-        self._later = Debounced(weak_method(self.extend))
-        on_inject(q.wb, self._later.trigger)
-        q.on_release(self._later.trigger)
+        self.follow(queries=[q], wb=q.wb)
         self.show()
 
+    def _options(self) -> list[tuple[str, int]]:
+        return [(str(s), s) for s in self.steps] or [("none", 0)]
+
+    @property
+    def first(self) -> int | None:
+        """The earliest step it can show (None before any)."""
+        return self.steps[0] if self.steps else None
+
+    @property
+    def last(self) -> int | None:
+        """The latest step it can show: the last one traced."""
+        return self.steps[-1] if self.steps else None
+
+    def at_end(self) -> bool:
+        """Whether it shows the latest step (then it follows new ones)."""
+        return not self.steps or self.slider.value == self.steps[-1]
+
+    def marked_step(self) -> int | None:
+        """The step shown, when it is not the last one (the step table and timeline mark it)."""
+        return None if self.at_end() else self.slider.value
+
     def move(self, by: int) -> None:
-        """Move the slider ``by`` steps (the buttons), within its range."""
-        self.slider.value = max(self.slider.min, min(self.slider.max, self.slider.value + by))
+        """Move ``by`` steps (the buttons), within the query's steps."""
+        if not self.steps:
+            return
+        i = self.steps.index(self.slider.value) if self.slider.value in self.steps else len(self.steps) - 1
+        self.slider.value = self.steps[max(0, min(len(self.steps) - 1, i + by))]
+
+    def live_key(self):
+        trace = getattr(self.q, "trace", None)
+        steps = trace.steps() if trace else []
+        return (self.q.wb.last_seq, self.q.processed_seq, self.q.row_count, self.q.running,
+                steps[-1] if steps else None, self.slider.value)
+
+    def refresh(self) -> None:
+        """Follow the query: see :meth:`extend`."""
+        self.extend()
 
     def extend(self) -> None:
-        """New events: the slider reaches them, and follows them when it was at the end."""
-        rng = traced_range(self.q)
-        if rng is None:
-            return
-        at_end = self.slider.value >= self.slider.max
-        self.slider.max = max(rng[1], self.slider.min)
-        self.slider.min = min(rng[0], self.slider.max)
-        if at_end:
-            self.slider.value = self.slider.max
+        """New steps traced: the slider reaches them, and follows them when it was at the end;
+        the panel is redrawn either way (the step shown may have been traced only now)."""
+        steps = scrub_steps(self.q)
+        if steps != self.steps:
+            follow = self.at_end()
+            value = self.slider.value
+            self.steps = steps
+            self.slider.options = self._options()
+            if steps:
+                self.slider.value = steps[-1] if follow or value not in steps else value
         self.show()
 
     def state(self) -> StepState | None:
         """What the panel shows, as data (None before any event since the query started)."""
-        return StepState(self.q, self.slider.value, self.limit) if traced_range(self.q) else None
+        return StepState(self.q, self.slider.value, self.limit) if self.steps else None
 
     def show(self) -> None:
         """Redraw the panel for the slider's step."""
-        with self._lock:
-            st = self.state()
-            self.panel.value = st.html() if st is not None else html.escape("(no events since the query started)")
+        st = self.state()
+        self.panel.value = st.html() if st is not None else html.escape("(no events since the query started)")
 
     def text(self) -> str:
         """The panel as plain text."""

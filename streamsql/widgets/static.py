@@ -7,8 +7,9 @@ it a ``text/html`` snapshot: the rows, clocks and step table as tables and the t
 (drawn by vl-convert, deterministic: no ids or times that change from run to run). In a running
 JupyterLab a small style rule hides the snapshot while the live widget is on the page, and hides
 the widget's "model not found" line when it is not. When the notebook runs in a frontend that
-says which cell runs (JupyterLab), the snapshot is brought up to date after every cell and every
-click, so that the saved notebook shows the last state; batch runs (nbclient, nbval) keep the
+says which cell runs (JupyterLab), a background thread (:class:`SnapshotKeeper`) brings the
+snapshot up to date once the view's queries caught up, at most once a second, so that the saved
+notebook shows the last state and no click waits for it; batch runs (nbclient, nbval) keep the
 state at display time, which is what their stored outputs compare.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import html
 import logging
 import re
 import threading
+import time
 import weakref
 
 from .display import TextBundle
@@ -85,8 +87,9 @@ class StaticMixin(TextBundle):
         """Changes whenever the snapshot would (it is redrawn only then)."""
         return None
 
-    def static_settle(self) -> None:
-        """Let the view's queries catch up first (Spark runs asynchronously)."""
+    def static_queries(self) -> list:
+        """The queries whose rows the snapshot shows: it is redrawn only once they caught up."""
+        return []
 
     def _ipython_display_(self, **kwargs):
         from IPython.display import display
@@ -96,20 +99,22 @@ class StaticMixin(TextBundle):
         display(data, raw=True)
         self._static_handle = display({"text/html": self.static_html()}, raw=True, display_id=True)
         self._static_last = self.static_key()
-        with _lock:
-            _shown.add(self)
-        _hook()
+        self._static_at = time.monotonic()
+        if live_frontend():
+            with _lock:
+                _shown.add(self)
+            _hook()
 
     def update_static(self, force: bool = False) -> bool:
         """Redraw the snapshot beside the displayed view when its state changed."""
         handle = getattr(self, "_static_handle", None)
         if handle is None:
             return False
-        self.static_settle()
         key = self.static_key()
         if not force and key is not None and key == getattr(self, "_static_last", None):
             return False
         self._static_last = key
+        self._static_at = time.monotonic()
         handle.update({"text/html": self.static_html()}, raw=True)
         return True
 
@@ -130,17 +135,68 @@ def live_frontend() -> bool:
     return bool((parent.get("metadata") or {}).get("cellId"))
 
 
+class SnapshotKeeper:
+    """Brings the snapshots of views displayed in live frontends up to date, on a thread of its
+    own: a view's snapshot is redrawn when its state changed, once its queries caught up, at
+    most once a second; so the saved notebook shows the last state about a second after it
+    settled, and no click or cell waits for a snapshot."""
+
+    PERIOD = 1.0        # at most one redraw per view per PERIOD seconds
+    TICK = 0.25
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._poked = False
+        self._thread: threading.Thread | None = None
+
+    def poke(self, *_args) -> None:
+        """Something may have changed: look at the displayed snapshots soon."""
+        with _lock:
+            if not _shown:
+                return
+        with self._cv:
+            self._poked = True
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="streamsql-snapshots", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._poked:
+                    self._cv.wait()
+                self._poked = False
+            while not self.sweep():
+                time.sleep(self.TICK)
+
+    def sweep(self) -> bool:
+        """One pass; True when every displayed snapshot is current."""
+        from .hooks import caught_up
+        with _lock:
+            views = list(_shown)
+        current = True
+        now = time.monotonic()
+        for v in views:
+            try:
+                if v.static_key() == getattr(v, "_static_last", None):
+                    continue
+                if now - getattr(v, "_static_at", 0.0) < self.PERIOD or not caught_up(v.static_queries()):
+                    current = False
+                    continue
+                v.update_static()
+            except Exception:  # a snapshot must never break anything
+                log.exception("static snapshot update failed")
+        return current
+
+
+#: the process's snapshot keeper
+KEEPER = SnapshotKeeper()
+
+
 def update_all() -> None:
-    """Bring every displayed snapshot up to date (in live frontends only; see the module doc)."""
-    if not live_frontend():
-        return
-    with _lock:
-        views = list(_shown)
-    for v in views:
-        try:
-            v.update_static()
-        except Exception:  # a snapshot must never break a cell
-            log.exception("static snapshot update failed")
+    """Ask for every displayed snapshot to be brought up to date (off this thread)."""
+    KEEPER.poke()
 
 
 def _hook() -> None:

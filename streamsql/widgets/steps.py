@@ -2,15 +2,14 @@
 watched live (events come from ``Workbench.event_trace``) or a scenario being stepped through."""
 from __future__ import annotations
 
-import threading
-
 import ipywidgets as widgets
 
 from ..engine.catalog import Event, Outcome
 from ..engine.trace import step_table
 from ..engine.types import format_value
-from .hooks import Debounced, on_inject, weak_method
+from .hooks import LiveView
 from .live import query_key, settled, snapshot
+from .openstate import HELD_HEADER, held_count, held_rows, held_table
 from .render import html_table, text_table, ts
 from .static import StaticMixin, snapshot_html
 
@@ -38,43 +37,7 @@ def query_step_table(q, *, base: int = 0, outcomes: list[Outcome] | None = None,
     return step_table(snapshot(q), outcomes, base, streams or list(q.plan.streams))
 
 
-def held_rows(q, rec=None) -> list[dict]:
-    """Rows the query's operators hold after the last traced step (or the step record ``rec``),
-    each with what it waits for (``ContinuousQuery.trace``: ``waits`` the typed records,
-    ``waits_for`` in words)."""
-    if rec is None:
-        if not q.trace:
-            return []
-        rec = q.trace[-1]
-    ops = rec.operators
-    out = []
-    for i, op in enumerate(ops):
-        for h in op.held:
-            out.append({"operator": op.operator, "index": i, "root": i == len(ops) - 1,
-                        "rowtime": h.rowtime, "values": list(h.values), "waits": h.waits,
-                        "waits_for": h.waits_for})
-    return out
-
-
-def held_count(q) -> int:
-    """How many rows the query's operators hold in all (the trace lists only the earliest)."""
-    if not q.trace:
-        return 0
-    return sum(op.held_count for op in q.trace[-1].operators)
-
-
-def held_table(q) -> list[list[str]]:
-    rows = []
-    for h in held_rows(q):
-        rows.append([h["operator"], ts(h["rowtime"]), ", ".join(format_value(v) for v in h["values"]),
-                     "; ".join(h["waits_for"])])
-    return rows
-
-
-HELD_HEADER = ["Operator", "ROWTIME", "Row", "Waits for"]
-
-
-class StepTable(StaticMixin, widgets.VBox):
+class StepTable(LiveView, StaticMixin, widgets.VBox):
     """The step table of a query (``limit``: only the last steps), kept current as it runs.
     ``player`` (a :class:`~streamsql.widgets.scenario.ScenarioPlayer`) numbers steps by the
     scenario's event lines and names streams as its file does."""
@@ -92,14 +55,11 @@ class StepTable(StaticMixin, widgets.VBox):
         self.scrubber = scrubber
         children = [self.steps_html, self.held_html]
         if scrubber is not None:
-            self.scrubber.slider.observe(lambda c: self.highlight_step(c["new"]), names="value")
+            self.scrubber.slider.observe(lambda _c: self.highlight_step(self.scrubber.marked_step()), names="value")
             children.append(self.scrubber)
         super().__init__(children)
         self.add_class("streamsql-steps")
-        self._lock = threading.Lock()
-        self._later = Debounced(weak_method(self.refresh))
-        q.on_release(self._later.trigger)
-        on_inject(q.wb, self._later.trigger)
+        self.follow(queries=[q], wb=q.wb)
         self.refresh()
 
     def rows(self) -> list[list[str]]:
@@ -135,8 +95,11 @@ class StepTable(StaticMixin, widgets.VBox):
     def static_key(self):
         return query_key(self.q) + ((self.player.pos,) if self.player is not None else ())
 
-    def static_settle(self) -> None:
-        settled(self.q)
+    def static_queries(self) -> list:
+        return [self.q]
+
+    def live_key(self):
+        return self.static_key() + (self.highlight, self.q.wb.last_seq)
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
@@ -145,18 +108,18 @@ class StepTable(StaticMixin, widgets.VBox):
     def highlight_step(self, step: int | None) -> None:
         """Mark the row of ``step`` (the step scrubber's); the static snapshot is not marked."""
         self.highlight = step
-        self.refresh()
+        self.mark()
 
     def refresh(self) -> None:
         """Redraw from the query's current state."""
-        with self._lock:
-            steps, held = self.static_parts()
-            if self.highlight is not None:
-                t = self.rows()
-                marks = ["at-step" if r and r[0] == str(self.highlight - self.base) else "" for r in t[1:]]
-                steps = ("<style>.streamsql-step-table tr.at-step td{background:#fff3c4}</style>"
-                         + html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}",
-                                      row_classes=marks))
+        steps, held = self.static_parts()
+        if self.highlight is not None:
+            t = self.rows()
+            marks = ["at-step" if r and r[0] == str(self.highlight - self.base) else "" for r in t[1:]]
+            steps = ("<style>.streamsql-step-table tr.at-step td{background:#fff3c4}</style>"
+                     + html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}",
+                                  row_classes=marks))
+        with self.hold_sync():
             self.steps_html.value, self.held_html.value = steps, held
 
     def bundle_settle(self) -> None:

@@ -13,8 +13,6 @@ their stream's lane, with the message in the tooltip.
 draws it with Altair; :class:`Timeline` keeps the drawing current as the query runs."""
 from __future__ import annotations
 
-import threading
-
 import altair as alt
 import ipywidgets as widgets
 import numpy as np
@@ -24,7 +22,7 @@ from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from .openstate import agg_node, aggregate_nodes, partials_text
 from ..engine.runtime.tracing import clock_targets
 from ..engine.types import format_value
-from .hooks import Debounced, on_inject, weak_method
+from .hooks import LiveView
 from .live import query_key, settled, snapshot
 from .render import ts
 from .static import StaticMixin, chart_html, snapshot_html
@@ -55,20 +53,21 @@ KINDS = [
 ]
 #: what a legend entry means, where the name alone does not say it
 MEANING = {
-    "eclipsed bound": "eclipsed bound: not past the clock, says nothing new (dropped)",
-    "backwards bound": "backwards bound: before its producer's clock (refused)",
-    "kept row": "kept row: held by the join for partners still to come",
-    "rows (binned)": "rows (binned): every row, counted per bin",
-    "spark watermark": "spark watermark: the native twin's watermark after a step",
-    "spark row": "spark row: a row the native twin emitted",
-    "spark dropped row": "spark dropped row: a row Spark dropped as late",
+    "eclipsed bound": "eclipsed bound: says nothing new",
+    "backwards bound": "backwards bound: refused",
+    "kept row": "kept row: for partners to come",
+    "rows (binned)": "rows (binned): counted per bin",
+    "spark watermark": "spark watermark: the twin's, after a step",
+    "spark row": "spark row: emitted by the twin",
+    "spark dropped row": "spark dropped row: dropped as late",
 }
+#: at most this many marks are drawn at one spot (lane and time); the last drawn one's tooltip
+#: counts the rest (a join that releases hundreds of rows at one rowtime stays one stack)
+STACK = 5
 #: kinds whose marks are events: they carry the step that caused them
 EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
 #: how far apart (pixels) marks at the same lane and time are drawn
 SPREAD = 8
-#: at most this many step numbers are written beside the marks (the step axis shows them all)
-MAX_LABELS = 80
 #: binned rows: into at most this many bins, when the query saw more input events than are drawn
 BINS = 60
 
@@ -271,8 +270,8 @@ def native_records(q) -> list[dict]:
 
 def native_layers(only, points) -> list:
     """The marks of the twin's lane: Spark's watermark (ticks), its rows, the rows it dropped."""
-    return [only(points, "spark watermark").mark_tick(thickness=3, size=24),
-            only(points, "spark row").mark_circle(size=70, opacity=1),
+    return [only(points, "spark watermark").mark_tick(thickness=3, size=22),
+            only(points, "spark row").mark_circle(size=70),
             only(points, "spark dropped row").mark_point(shape="cross", size=110, filled=True)]
 
 
@@ -356,7 +355,7 @@ def _input_lanes(ops: list[dict], op_lanes: list[str]) -> tuple[dict[str, list[s
 
 def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], list[dict]]:
     """The lanes in drawing order (an operator lane with several inputs only when it has marks),
-    and each record's tooltip step (``at``), spread (``dy``) and step label."""
+    and each record's tooltip step (``at``), spread (``dy``) and step label (see :func:`_label`)."""
     used = {r["lane"] for r in recs}
     lanes = list(streams)
     for lane in op_lanes:
@@ -370,20 +369,162 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
                    else f"after step {as_of}" if as_of is not None else "now")
         r["dy"] = 0
         r["label"] = ""
+        r["gprev"] = r["gnext"] = None
+        r["w"] = r["wprev"] = 0
     # marks at the same lane and time are spread vertically, in record order
     spots: dict[tuple, list[dict]] = {}
     for r in recs:
         if r["what"] not in ("open window", "rows (binned)"):
             spots.setdefault((r["lane"], r["t"]), []).append(r)
     for group in spots.values():
-        n = len(group)
-        for k, r in enumerate(group):
+        n = min(len(group), STACK)
+        for k, r in enumerate(group[:n]):
             r["dy"] = round((k - (n - 1) / 2) * min(SPREAD, 24 / max(1, n - 1)), 1) if n > 1 else 0
-    labelled = [r for r in recs if r["what"] in EVENT_KINDS and r["step"] is not None]
-    if len(labelled) <= MAX_LABELS:
-        for r in labelled:
-            r["label"] = str(r["step"])
+        if len(group) > STACK:
+            more = group[STACK - 1]
+            more["detail"] = f"{more['detail']} (and {len(group) - STACK} more marks at this time)"
+            for r in group[STACK:]:
+                r["stacked"] = True
+    _label(spots)
     return lanes, recs
+
+
+#: about how wide (pixels) a step label's characters are, and the room kept after one
+CHAR_PX, LABEL_PAD = 5.5, 4
+
+
+def _steps_text(steps: list[int]) -> str:
+    """``8``, ``8,9``, ``8–10`` (a run), ``8…31`` (many): the steps of the marks at one spot."""
+    steps = sorted(set(steps))
+    if len(steps) == 1:
+        return str(steps[0])
+    if steps[-1] - steps[0] == len(steps) - 1 and len(steps) > 2:
+        return f"{steps[0]}–{steps[-1]}"
+    return ",".join(map(str, steps)) if len(steps) <= 3 else f"{steps[0]}…{steps[-1]}"
+
+
+def _label(spots: dict) -> None:
+    """One label per spot (lane and time) that has event marks: their steps, on the spot's top
+    mark. Each label also carries how far (ms) the lane's previous and next labels are and how
+    wide (px) it and the previous one are: the chart draws a label only while, at the zoom shown,
+    it clears its neighbours (``label_fits``); the rest are in the tooltips and the step strip."""
+    lanes: dict[str, list[dict]] = {}
+    for (lane, _t), group in spots.items():
+        events = [r for r in group if r["what"] in EVENT_KINDS and r["step"] is not None]
+        if events:
+            top = events[0]
+            top["label"] = _steps_text([r["step"] for r in events])
+            top["w"] = round(CHAR_PX * len(top["label"]) + LABEL_PAD, 1)
+            lanes.setdefault(lane, []).append(top)
+    for labelled in lanes.values():
+        labelled.sort(key=lambda r: r["t"])
+        for a, b in zip(labelled, labelled[1:]):
+            a["gnext"] = b["gprev"] = b["t"] - a["t"]
+            b["wprev"] = a["w"]
+
+
+def label_fits(r: dict, px_per_ms: float) -> bool:
+    """Whether record ``r``'s label is drawn when the x axis shows ``px_per_ms`` pixels per
+    millisecond (the chart's own test, :data:`LABEL_TEST`, in Python)."""
+    if not r["label"]:
+        return False
+    return ((r["gnext"] is None or r["gnext"] * px_per_ms >= r["w"])
+            and (r["gprev"] is None or r["gprev"] * px_per_ms >= r["wprev"]))
+
+
+def _label_test(width: int) -> str:
+    """:func:`label_fits` as a Vega expression over the main chart's x scale as zoomed."""
+    px = f"({width} / max(1, domain('main_x')[1] - domain('main_x')[0]))"
+    return (f"(datum.gnext == null || datum.gnext * {px} >= datum.w) && "
+            f"(datum.gprev == null || datum.gprev * {px} >= datum.wprev)")
+
+
+#: events outside the step strip's brushed range fade (marks without a step never do)
+_BRUSHED = "!isValid(datum.step) || !length(data('steps_store')) || vlSelectionTest('steps_store', datum)"
+
+
+def _layout(q, lanes: list[str], recs: list[dict]) -> tuple:
+    """What the chart's shape depends on (data changes within one shape update it in place)."""
+    present = tuple(k for k, _c in KINDS if any(r["what"] == k for r in recs))
+    step_lanes = tuple(lane for lane in lanes if lane in set(q.plan.streams) or lane == "output")
+    return tuple(lanes), step_lanes, present
+
+
+def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConcatChart:
+    """The timeline as Altair charts over one data set (``data``: inline values or a named
+    source): the lanes across rowtime, zoomed and panned along it, and under them the same
+    events across steps (the step table's Step), where a dragged range brushes the steps above."""
+    present = set(present)
+    refused = ["late row"] + (["calc error"] if "calc error" in present else [])   # marked alike
+    kinds = [(k, c) for k, c in KINDS if k in present] or KINDS[:1]
+    whats = [k for k, _c in kinds]
+    legend_labels = " : ".join(f"datum.label == {k!r} ? {MEANING[k]!r}" for k, _c in kinds if k in MEANING)
+    legend = alt.Legend(title=None, orient="right", columns=1, labelLimit=210, symbolOpacity=1,
+                        labelExpr=(legend_labels + " : datum.label") if legend_labels else alt.Undefined)
+    color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in kinds]), legend=legend)
+    tooltip = [alt.Tooltip("what:N"), alt.Tooltip("lane:N"), alt.Tooltip("at:N", title="step"),
+               alt.Tooltip("time:N", title="rowtime"), alt.Tooltip("producer:N"), alt.Tooltip("values:N"),
+               alt.Tooltip("detail:N")]
+    # a point scale: every mark is centred on its lane, and ``dy`` spreads marks from there
+    y = alt.Y("lane:N", scale=alt.Scale(domain=list(lanes), type="point", padding=0.5), sort=list(lanes), title=None)
+    dy = alt.YOffset("dy:Q", scale=None)
+    x = alt.X("t:T", scale=alt.Scale(type="utc", padding=24, nice=False),
+              axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC): drag to pan, wheel to zoom, double-click to reset",
+                            labelOverlap=True))
+    faded = alt.condition(_BRUSHED, alt.value(1), alt.value(0.15))
+    base = alt.Chart().encode(x=x, y=y, color=color, tooltip=tooltip)
+
+    def only(chart, *what):
+        return chart.transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=list(what)))
+
+    zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
+    points = base.encode(yOffset=dy, opacity=faded)
+    layers = [
+        only(base, "open window").mark_bar(opacity=0.3, height=16).encode(x2="t2:T").add_params(zoom),
+        only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
+        only(points, "row", "released row").mark_circle(size=70),
+        only(points, *refused).mark_point(shape="cross", size=110, filled=True),
+        only(points, "pending row").mark_circle(size=70, stroke="#1f77b4", strokeWidth=1, fillOpacity=0.5),
+        only(points, "kept row").mark_point(shape="square", size=60, filled=False, strokeWidth=2),
+        only(points, "bound", "output bound").mark_tick(thickness=3, size=22),
+        only(points, "eclipsed bound").mark_tick(thickness=2, size=22, strokeDash=[2, 2]),
+        only(points, "backwards bound").mark_tick(thickness=2, size=22, strokeDash=[1, 3]),
+        only(points, "clock").mark_point(shape="triangle-left", filled=True, size=120),
+        only(points, "held row").mark_point(filled=False, size=110, strokeWidth=2),
+        only(points, "waits for").mark_point(shape="diamond", filled=False, size=110, strokeWidth=2),
+        base.encode(yOffset=dy).transform_filter("datum.label != ''")
+            .mark_text(dx=7, dy=-7, align="left", fontSize=9)
+            .encode(text="label:N", color=alt.value("#444"),
+                    opacity=alt.condition(f"({_label_test(width)}) && ({_BRUSHED})", alt.value(1), alt.value(0))),
+    ]
+    if NATIVE_LANE in lanes:                # before the step labels, so that they stay on top
+        layers[-1:-1] = native_layers(only, points)
+    main = alt.layer(*layers).properties(name="main", width=width, height=max(60, 28 * len(lanes)), title=name)
+    brush = alt.selection_interval(encodings=["x"], name="steps")
+    step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),
+                   axis=alt.Axis(format="d", tickMinStep=1, labelExpr="datum.value % 1 ? '' : datum.label",
+                                 title="step (as in the step table): drag to brush steps"))
+    step_y = alt.Y("lane:N", scale=alt.Scale(domain=list(step_lanes), type="point", padding=0.5),
+                   sort=list(step_lanes), title=None)
+    events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
+    dots = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=events))
+            .transform_filter("datum.step != null")
+            .mark_circle(size=40, opacity=1)
+            .encode(x=step_x, y=step_y, color=color, tooltip=tooltip).add_params(brush))
+    scrub = (alt.Chart().transform_filter("datum.what == 'scrubber step'")
+             .mark_rule(color="#e6a700", strokeWidth=3).encode(x=step_x))
+    strip = alt.layer(dots, scrub).properties(name="strip", width=width, height=max(40, 20 * len(step_lanes)))
+    return alt.vconcat(main, strip, data=data, spacing=6).resolve_scale(color="shared")
+
+
+def drawn(recs: list[dict]) -> list[dict]:
+    """The records a chart draws: of the marks at one spot, the first :data:`STACK` (the last of
+    them counts the rest in its tooltip)."""
+    return [r for r in recs if not r.get("stacked")]
+
+
+def _scrub_record(step: int | None) -> list[dict]:
+    return [] if step is None else [{"what": "scrubber step", "step": step, "lane": None, "t": None}]
 
 
 def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatChart:
@@ -391,68 +532,8 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
     lanes across rowtime, and under them the same events across steps (the step table's Step);
     ``step`` (the step scrubber's) is marked on the step axis."""
     lanes, recs = timeline_records(q)
-    present = {r["what"] for r in recs}
-    refused = ["late row"] + (["calc error"] if "calc error" in present else [])   # marked alike
-    kinds = [(k, c) for k, c in KINDS if k in present] or KINDS[:1]
-    whats = [k for k, _c in kinds]
-    legend_labels = " : ".join(f"datum.label == {k!r} ? {MEANING[k]!r}" for k, _c in kinds if k in MEANING)
-    legend = alt.Legend(title=None, orient="bottom", columns=3, labelLimit=360, symbolOpacity=1,
-                        labelExpr=(legend_labels + " : datum.label") if legend_labels else alt.Undefined)
-    color = alt.Color("what:N", scale=alt.Scale(domain=whats, range=[c for _k, c in kinds]), legend=legend)
-    tooltip = [alt.Tooltip("what:N"), alt.Tooltip("lane:N"), alt.Tooltip("at:N", title="step"),
-               alt.Tooltip("time:N", title="rowtime"), alt.Tooltip("producer:N"), alt.Tooltip("values:N"),
-               alt.Tooltip("detail:N")]
-    # a point scale: every mark is centred on its lane, and ``dy`` spreads marks from there
-    y = alt.Y("lane:N", scale=alt.Scale(domain=lanes, type="point", padding=0.5), sort=lanes, title=None)
-    dy = alt.YOffset("dy:Q", scale=None)
-    x = alt.X("t:T", scale=alt.Scale(type="utc", padding=24, nice=False),
-              axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC)"))
-    base = alt.Chart().encode(x=x, y=y, color=color, tooltip=tooltip)
-
-    def only(chart, *what):
-        return chart.transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=list(what)))
-
-    zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
-    points = base.encode(yOffset=dy)
-    layers = [
-        only(base, "open window").mark_bar(opacity=0.3, height=18).encode(x2="t2:T").add_params(zoom),
-        only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
-        only(points, "row", "released row").mark_circle(size=70, opacity=1),
-        only(points, *refused).mark_point(shape="cross", size=110, filled=True),
-        only(points, "pending row").mark_circle(size=70, opacity=0.5, stroke="#1f77b4", strokeWidth=1),
-        only(points, "kept row").mark_point(shape="square", size=60, filled=False, strokeWidth=2),
-        only(points, "bound", "output bound").mark_tick(thickness=3, size=24),
-        only(points, "eclipsed bound").mark_tick(thickness=2, size=24, opacity=0.6, strokeDash=[2, 2]),
-        only(points, "backwards bound").mark_tick(thickness=2, size=24, strokeDash=[1, 3]),
-        only(points, "clock").mark_point(shape="triangle-left", filled=True, size=120),
-        only(points, "held row").mark_point(filled=False, size=110, strokeWidth=2),
-        only(points, "waits for").mark_point(shape="diamond", filled=False, size=110, strokeWidth=2),
-        points.transform_filter("datum.label != ''").mark_text(dx=7, dy=-7, align="left", fontSize=9)
-              .encode(text="label:N", color=alt.value("#444")),
-    ]
-    if NATIVE_LANE in lanes:                # before the step labels, so that they stay on top
-        layers[-1:-1] = native_layers(only, points)
-    main = alt.layer(*layers).properties(width=width, height=max(80, 34 * len(lanes)),
-                                         title=f"Timeline of query {q.name}")
-    # whole steps only: with few steps, a tick at each (Vega would put one at 1.5 and print it "2")
-    steps_seen = sorted({r["step"] for r in recs if r.get("step") is not None})
-    ticks = steps_seen if len(steps_seen) <= 24 else alt.Undefined
-    step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),
-                   axis=alt.Axis(format="d", tickMinStep=1, values=ticks, title="step (as in the step table)"))
-    step_lanes = [lane for lane in lanes if lane in set(q.plan.streams) or lane == "output"]
-    step_y = alt.Y("lane:N", scale=alt.Scale(domain=step_lanes, type="point", padding=0.5), sort=step_lanes,
-                   title=None)
-    events = [k for k in EVENT_KINDS if k != "calc error" or k in present]
-    by_step = (alt.Chart().transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=events))
-               .transform_filter("datum.step != null")
-               .mark_circle(size=45, opacity=1)
-               .encode(x=step_x, y=step_y, color=color, tooltip=tooltip)
-               .properties(width=width, height=max(50, 22 * len(step_lanes))))
-    if step is not None:
-        mark = (alt.Chart(alt.Data(values=[{"step": step}])).mark_rule(color="#e6a700", strokeWidth=3)
-                .encode(x=step_x))
-        by_step = alt.layer(by_step, mark)
-    return alt.vconcat(main, by_step, data=alt.Data(values=recs), spacing=8).resolve_scale(color="shared")
+    return _chart(f"Timeline of query {q.name}", *_layout(q, lanes, recs), width,
+                  alt.Data(values=drawn(recs) + _scrub_record(step)))
 
 
 def timeline_summary(q) -> str:
@@ -465,27 +546,27 @@ def timeline_summary(q) -> str:
     return f"Timeline of query {q.name} (lanes: {', '.join(lanes)}): {shown or 'nothing yet'}"
 
 
-class Timeline(StaticMixin, widgets.VBox):
-    """The timeline chart of a query, redrawn after every event and release."""
+class Timeline(LiveView, StaticMixin, widgets.VBox):
+    """The timeline chart of a query, live: the chart is drawn once in the browser
+    (a ``VegaView`` of ``streamsql.widgets.vega``) and then given new data as the query runs,
+    so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""
 
     def __init__(self, q, width: int = 640, scrubber=None):
         """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
         chart (as ``%streamsql timeline`` does); the chart marks its step."""
         self.q = q
         self.width = width
-        self.out = widgets.Output()
+        self.view = vega.VegaView()
         self.scrubber = scrubber
-        super().__init__([self.out] + ([self.scrubber] if self.scrubber is not None else []))
+        self._layout_shown = None
+        super().__init__([self.view] + ([self.scrubber] if self.scrubber is not None else []))
         if self.scrubber is not None:
-            self.scrubber.slider.observe(lambda _c: self.refresh(), names="value")
+            self.scrubber.slider.observe(lambda _c: self.mark(), names="value")
         self.add_class("streamsql-timeline")
-        self._lock = threading.Lock()
-        self._later = Debounced(weak_method(self.refresh))
-        q.on_release(self._later.trigger)
-        on_inject(q.wb, self._later.trigger)
+        self.follow(queries=[q], wb=q.wb)
         self.refresh()
 
-    def chart(self) -> alt.LayerChart:
+    def chart(self) -> alt.VConcatChart:
         """The timeline as an Altair chart (:func:`timeline_chart` of this view's query), with the
         step scrubber's step marked when the scrubber is not at the last step."""
         return timeline_chart(self.q, self.width, self.marked_step())
@@ -493,9 +574,7 @@ class Timeline(StaticMixin, widgets.VBox):
     def marked_step(self) -> int | None:
         """The step a scrubber shows (its own, or the workbench's), when not the last one."""
         s = self.scrubber or getattr(self, "linked_scrubber", None)
-        if s is None or s.slider.value >= s.slider.max:
-            return None
-        return s.slider.value
+        return None if s is None else s.marked_step()
 
     def spec(self) -> dict:
         """The chart's Vega-Lite spec (schema v5)."""
@@ -506,20 +585,31 @@ class Timeline(StaticMixin, widgets.VBox):
         return [chart_html(self.chart())]
 
     def static_key(self):
-        return query_key(self.q)
+        return query_key(self.q) + (self.q.wb.last_seq,)
 
-    def static_settle(self) -> None:
-        settled(self.q)
+    def static_queries(self) -> list:
+        return [self.q]
+
+    def live_key(self):
+        return self.static_key() + (self.marked_step(),)
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""
         return snapshot_html(self.static_parts(), f"Timeline of query {self.q.name}")
 
     def refresh(self) -> None:
-        """Redraw from the query's current state."""
-        with self._lock:
-            data = vega.bundle(self.chart(), timeline_summary(self.q))
-            self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
+        """Give the chart the query's current data (a new spec only when its shape changed)."""
+        lanes, recs = timeline_records(self.q)
+        layout = _layout(self.q, lanes, recs)
+        values = drawn(recs) + _scrub_record(self.marked_step())
+        if layout != self._layout_shown:
+            spec = vega.spec_of(_chart(f"Timeline of query {self.q.name}", *layout, self.width,
+                                       alt.Data(name=vega.DATA)))
+            self.view.show(spec, values)
+            self._layout_shown = layout
+        else:
+            self.view.values = values
+        self.view.summary = timeline_summary(self.q)
 
     def bundle_settle(self) -> None:
         settled(self.q)

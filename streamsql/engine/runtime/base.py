@@ -39,6 +39,11 @@ class Runtime(ABC):
     def wait(self, q, timeout: float | None = None) -> None:
         """Block until ``q`` has processed every committed event."""
 
+    def caught_up(self, q) -> bool:
+        """Whether ``q`` has processed every committed event, without waiting (views refresh
+        their saved snapshots only then); an in-process runtime always has."""
+        return True
+
     def close(self) -> None:
         """Stop every query of this runtime (the workspace keeps their definitions)."""
 

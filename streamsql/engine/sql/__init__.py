@@ -26,6 +26,17 @@ _STATEMENT_STARTS = {TokenType.CREATE, TokenType.DROP, TokenType.ALTER, TokenTyp
                      TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN, TokenType.VALUES}
 
 
+def starts_statement(text: str) -> bool:
+    """Whether ``text`` begins as a statement of the dialect can (CREATE, SELECT, ...): a
+    command line tells SQL from its own sub-commands by it."""
+    from .dialect import _DIALECT
+    try:
+        tokens = _DIALECT.tokenize(text)
+    except Exception:
+        return True      # a lexical problem: the parser reports it, with its position
+    return bool(tokens) and tokens[0].token_type in _STATEMENT_STARTS
+
+
 def analyze(stmt: ScriptStatement | str, catalog: CatalogReader, script: str | None = None) -> Statement:
     """Parse and analyze one statement. ``script`` is the whole text ``stmt`` came from (errors
     carry it); a plain string is a statement starting at line 1, column 1."""

@@ -14,11 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-
-def _cache_dir() -> Path:
-    base = os.environ.get("STREAMSQL_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") \
-        or str(Path.home() / ".cache")
-    return Path(base) / "streamsql"
+from ...paths import cache_dir
 
 
 def archive_path(java_home: str) -> Path:
@@ -31,7 +27,7 @@ def archive_path(java_home: str) -> Path:
         stamp = str(java)
     key = hashlib.sha256(f"{stamp}|{Path(pyspark.__file__).parent}|{pyspark.__version__}|{sys.version}"
                          .encode()).hexdigest()[:16]
-    return _cache_dir() / f"spark-classes-{key}.jsa"
+    return cache_dir() / f"spark-classes-{key}.jsa"
 
 
 def java_options(java_home: str) -> str:

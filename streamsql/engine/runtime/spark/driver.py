@@ -4,6 +4,7 @@ workspace (so a reopened workspace resumes them where they stopped). Everything 
 comes from its Spark stages: rows, bounds, rows its operators refuse and the trace."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
@@ -125,6 +126,20 @@ class SparkRuntime(Runtime):
                 q.error = _spark_message(e)
             q.running = False
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
+
+    def caught_up(self, q) -> bool:
+        entry = self.running.get(q.name)
+        if entry is None:
+            return True
+        try:
+            progress = entry[2].lastProgress
+        except Exception:  # a query that failed or stopped has nothing more to process
+            return True
+        if not progress or not progress.get("sources"):
+            return self.wb.last_seq <= q.start_seq
+        end = progress["sources"][0].get("endOffset")
+        seq = (json.loads(end) if isinstance(end, str) else end or {}).get("seq", 0)
+        return int(seq) >= self.wb.last_seq
 
     def stop(self, q) -> None:
         self._end_startup(q)

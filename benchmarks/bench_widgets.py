@@ -1,0 +1,215 @@
+"""The workbench at the speed of a click, measured as a student meets it: JupyterLab and headless
+Chromium on this machine, a notebook with five live workbench views on the embedded local Spark
+(a filter, a GROUP BY, an OVER, a join and a UNION ALL, all reading the stream clicked into).
+
+(a) Click to row: type a row in the filter's injector, click Insert row, and time (in the
+    browser) until the row is in the filter's live table; median and 95th percentile over
+    ``--clicks`` clicks. Baseline, same run: the engine alone, a row inserted from the kernel to
+    the moment Spark hands it to Python (``q.rows``), median over the same number of inserts.
+(b) A cell run right after a click: how long after Ctrl+Enter the cell's code starts (the
+    cell prints the kernel's clock; both clocks are this machine's).
+(c) 100 clicks in a row (50 ms apart): from the last row visible in the live table to the
+    kernel idle again.
+
+    .venv/bin/python benchmarks/bench_widgets.py [--clicks 30] [--burst 100] [--json docs/benchmarks/widgets-DATE.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from labsupport import CHROMIUM, CHROMIUM_ARGS, PANEL, end_sessions, jupyterlab, open_and_run_all, write_notebook  # noqa: E402
+
+QUERIES = {
+    "f": "SELECT STREAM ROWTIME, A, V FROM S WHERE V > 0",
+    "g": "SELECT STREAM FLOOR(S.ROWTIME TO HOUR) AS ROWTIME, A, COUNT(*) AS C, SUM(V) AS TOTAL\n"
+         "FROM S GROUP BY FLOOR(S.ROWTIME TO HOUR), A",
+    "o": "SELECT STREAM ROWTIME, A, V, SUM(V) OVER (PARTITION BY A RANGE INTERVAL '10' MINUTE PRECEDING) AS L10\n"
+         "FROM S",
+    "j": "SELECT STREAM ROWTIME, s.A, s.V, t.W\n"
+         "FROM S AS s JOIN T OVER (RANGE INTERVAL '5' MINUTE PRECEDING) AS t ON s.A = t.A",
+    "u": "SELECT STREAM ROWTIME, A, V FROM S UNION ALL SELECT STREAM ROWTIME, A, W FROM T",
+}
+
+CELLS = (["%load_ext streamsql",
+          "%%streamsql\nCREATE STREAM S (A INTEGER, V INTEGER);\nCREATE STREAM T (A INTEGER, W INTEGER)"]
+         + [f"%%streamsql --name {n} -o {n}q --workbench\n{sql}" for n, sql in QUERIES.items()]
+         + ["import time\nprint(repr(time.time()))",
+            # the baseline: the engine alone, from the kernel
+            "import time, statistics, json\n"
+            "def engine_latency(n):\n"
+            "    out = []\n"
+            "    for k in range(n):\n"
+            "        before = len(fq.rows)\n"
+            "        t = time.perf_counter()\n"
+            "        fq.wb.insert('S', {'A': 1, 'V': 1})         # at the stream's clock\n"
+            "        while len(fq.rows) == before:\n"
+            "            time.sleep(0.002)\n"
+            "        out.append(time.perf_counter() - t)\n"
+            "        time.sleep(0.2)\n"
+            "    return out\n"
+            "print('ready')"])
+
+CLICK_JS = """async ([label]) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cell = panel.querySelectorAll('.jp-CodeCell')[2];
+  const button = cell.querySelector('.streamsql-inj button.streamsql-insert');
+  const table = () => cell.querySelector('.streamsql-rows');
+  const seen = () => (table()?.innerText || '').includes(label);
+  const t0 = performance.now();
+  button.click();
+  while (!seen()) await new Promise(r => requestAnimationFrame(r));
+  return performance.now() - t0;
+}"""
+
+
+def _at(k: int) -> str:
+    """The rowtime of the k-th click: a minute apart from 10:00 (its HH:MM:SS is unique)."""
+    return f"2006-10-10 {10 + k // 60:02d}:{k % 60:02d}:00"
+
+
+def _fill(page, at: str, a: int, v: int) -> None:
+    inj = page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator(".streamsql-inj").first
+    inj.locator('input[data-field="ROWTIME"]').fill(at)
+    inj.locator('input[data-field="A"]').fill(str(a))
+    inj.locator('input[data-field="V"]').fill(str(v))
+
+
+def _run_cell(page, i: int) -> None:
+    page.locator(PANEL).locator(".jp-CodeCell").nth(i).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+
+
+def _idle(page, timeout: float = 300) -> None:
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout * 1000)
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clicks", type=int, default=30)
+    ap.add_argument("--burst", type=int, default=100)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    result: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                "load_before": os.getloadavg()}, "views": len(QUERIES)}
+    root = Path(tempfile.mkdtemp(prefix="bench-widgets-"))
+    jdir = Path(tempfile.mkdtemp(prefix="bench-widgets-jupyter-"))
+    write_notebook(root / "bench.ipynb", CELLS)
+    with jupyterlab(root, jdir) as lab, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            open_and_run_all(page, lab, "bench.ipynb", len(CELLS), timeout=900)
+            page.wait_for_timeout(2000)
+            # warm-up: the first rows through each query (first batches are slower)
+            k = 0
+            for _ in range(3):
+                _fill(page, _at(k), 1, 1000 + k)
+                page.evaluate(CLICK_JS, [_at(k)[11:]])
+                k += 1
+                page.wait_for_timeout(300)
+
+            # (a) click to row visible
+            clicks = []
+            for _ in range(args.clicks):
+                at = _at(k)
+                _fill(page, at, k % 3, 1000 + k)
+                clicks.append(page.evaluate(CLICK_JS, [at[11:]]) / 1000)
+                k += 1
+                page.wait_for_timeout(400)                 # a student's pace: a click, a look
+            result["click_to_row_s"] = {"p50": statistics.median(clicks), "p95": _pct(clicks, 95),
+                                        "max": max(clicks), "n": len(clicks), "all": clicks}
+
+            # (b) a cell run right after a click starts within ...
+            starts = []
+            for _ in range(5):
+                at = _at(k)
+                _fill(page, at, 1, 1000 + k)
+                k += 1
+                page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator("button.streamsql-insert").click()
+                page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-InputArea-editor").click()
+                sent = time.time()
+                page.keyboard.press("Control+Enter")
+                _idle(page)
+                page.wait_for_timeout(300)
+                out = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-OutputArea-output").last
+                starts.append(float(out.inner_text().strip()) - sent)
+                page.wait_for_timeout(500)
+            result["cell_start_after_click_s"] = {"p50": statistics.median(starts), "max": max(starts), "all": starts}
+
+            # (c) 100 clicks in a row, then: last row visible -> kernel idle
+            inj = page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator(".streamsql-inj").first
+            last = None
+            t_first = time.time()
+            for _ in range(args.burst):
+                last = _at(k)
+                _fill(page, last, 2, 1000 + k)
+                inj.locator("button.streamsql-insert").click()
+                k += 1
+                page.wait_for_timeout(50)
+            t_clicked = time.time()
+            label = last[11:]
+            page.wait_for_function(f"""() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)
+                                     .jp-CodeCell')][2].querySelector('.streamsql-rows')?.innerText.includes('{label}')""",
+                                   timeout=300_000, polling="raf")
+            t_row = time.time()
+            _idle(page)
+            t_idle = time.time()
+            result["burst"] = {"clicks": args.burst, "clicking_s": t_clicked - t_first,
+                               "last_row_after_last_click_s": t_row - t_clicked,
+                               "idle_after_last_row_s": max(0.0, t_idle - t_row)}
+
+            # the baseline: the engine alone (no browser, no widget), a row inserted from the kernel
+            code = (f"lat = engine_latency({args.clicks})\n"
+                    "print(json.dumps([statistics.median(lat), sorted(lat)[int(0.95 * (len(lat) - 1))]]))")
+            editor = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-InputArea-editor")
+            editor.click()
+            page.keyboard.press("Control+a")
+            page.keyboard.insert_text(code)
+            page.keyboard.press("Control+Enter")
+            _idle(page, 600)
+            page.wait_for_timeout(300)
+            out = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-OutputArea-output").last
+            p50, p95 = json.loads(out.inner_text().strip())
+            result["engine_insert_to_row_s"] = {"p50": p50, "p95": p95}
+            result["ratio_click_to_engine_p50"] = result["click_to_row_s"]["p50"] / p50
+        finally:
+            browser.close()
+            end_sessions(lab)
+    result["machine"]["load_after"] = os.getloadavg()
+
+    c, e, b = result["click_to_row_s"], result["engine_insert_to_row_s"], result["burst"]
+    print(f"five live workbench views on local Spark, {os.cpu_count()} cores, load {result['machine']['load_before'][0]:.2f}")
+    print(f"(a) click to row visible: p50 {c['p50'] * 1000:.0f} ms, p95 {c['p95'] * 1000:.0f} ms "
+          f"(target 300 / 600); engine alone p50 {e['p50'] * 1000:.0f} ms, p95 {e['p95'] * 1000:.0f} ms "
+          f"(ratio {result['ratio_click_to_engine_p50']:.2f}x)")
+    s = result["cell_start_after_click_s"]
+    print(f"(b) a cell run right after a click starts after {s['p50'] * 1000:.0f} ms (max {s['max'] * 1000:.0f}; "
+          "target 100)")
+    print(f"(c) {b['clicks']} clicks in {b['clicking_s']:.1f} s: last row {b['last_row_after_last_click_s']:.2f} s "
+          f"after the last click, kernel idle {b['idle_after_last_row_s']:.2f} s after it (target 1)")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

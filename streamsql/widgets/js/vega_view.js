@@ -1,0 +1,46 @@
+// A Vega-Lite chart drawn once and then given new data in place (a Vega changeset), so that a
+// live chart keeps its zoom, pan and brush while the query runs; a new spec redraws it. Vega
+// itself comes from the page's one VegaLibrary widget (a bundle made by vl-convert: offline).
+
+function vegaLibrary() {
+  const g = globalThis;
+  if (g.__streamsqlVega) return Promise.resolve(g.__streamsqlVega);
+  return new Promise((resolve) => (g.__streamsqlVegaWaiters ||= []).push(resolve));
+}
+
+async function render({ model, el }) {
+  el.classList.add("streamsql-vega");
+  const { vegaEmbed } = await vegaLibrary();
+  let view = null;
+  let finalize = null;
+  let shown = 0;              // the spec drawn last (a newer one replaces an older one in flight)
+  const data = () => model.get("data_name");
+
+  async function draw() {
+    const mine = ++shown;
+    const spec = structuredClone(model.get("spec"));
+    if (!spec || !Object.keys(spec).length) return;
+    spec.data = { name: data(), values: structuredClone(model.get("values") || []) };   // drawn with its data
+    const res = await vegaEmbed(el, spec, { actions: false, mode: "vega-lite" });
+    if (mine !== shown) { res.finalize(); return; }
+    if (finalize) finalize();
+    view = res.view;
+    finalize = res.finalize;
+    el.dataset.points = String((model.get("values") || []).length);
+  }
+
+  async function update() {
+    if (!view) return;
+    const values = structuredClone(model.get("values") || []);
+    view.change(data(), view.changeset().remove(() => true).insert(values));
+    await view.runAsync();
+    el.dataset.points = String(values.length);
+  }
+
+  model.on("change:spec", draw);
+  model.on("change:values", update);
+  await draw();
+  return () => { if (finalize) finalize(); };
+}
+
+export default { render };
