@@ -66,6 +66,9 @@ MEANING = {
 STACK = 5
 #: kinds whose marks are events: they carry the step that caused them
 EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
+#: kinds whose marks get step labels: the events, and the native twin's marks (on its own lane,
+#: not on the step strip)
+LABELLED_KINDS = EVENT_KINDS + ("spark watermark", "spark row", "spark dropped row")
 #: how far apart (pixels) marks at the same lane and time are drawn
 SPREAD = 8
 #: binned rows: into at most this many bins, when the query saw more input events than are drawn
@@ -230,12 +233,8 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     recs += native_records(q)
     recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
     lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, recs)
-    native = [r for r in recs if r["lane"] == NATIVE_LANE]
-    if native:
+    if any(r["lane"] == NATIVE_LANE for r in recs):
         lanes.append(NATIVE_LANE)
-        if len(native) <= MAX_LABELS:       # the step of each Spark mark beside it
-            for r in native:
-                r["label"] = str(r["step"])
     return lanes, recs
 
 
@@ -410,7 +409,7 @@ def _label(spots: dict) -> None:
     it clears its neighbours (``label_fits``); the rest are in the tooltips and the step strip."""
     lanes: dict[str, list[dict]] = {}
     for (lane, _t), group in spots.items():
-        events = [r for r in group if r["what"] in EVENT_KINDS and r["step"] is not None]
+        events = [r for r in group if r["what"] in LABELLED_KINDS and r["step"] is not None]
         if events:
             top = events[0]
             top["label"] = _steps_text([r["step"] for r in events])
