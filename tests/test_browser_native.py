@@ -7,8 +7,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from test_browser_quickstart import (CHROMIUM, CHROMIUM_ARGS, ROOT, _end_sessions, _open_and_run_all, _retry,
-                                     _shot, pytestmark, serve_lab)  # noqa: F401 (pytestmark: skip without chromium)
+import time
+
+from test_browser_quickstart import (CHROMIUM, CHROMIUM_ARGS, OUT, PROMPTS_JS, ROOT, _end_sessions, _retry, _shot,
+                                     pytestmark, serve_lab)  # noqa: F401 (pytestmark: skip without chromium)
 
 NOTEBOOK = ROOT / "notebooks" / "09_bounds_and_sparks_watermark.ipynb"
 
@@ -16,6 +18,36 @@ NOTEBOOK = ROOT / "notebooks" / "09_bounds_and_sparks_watermark.ipynb"
 @pytest.fixture(scope="module")
 def lab09(tmp_path_factory):
     yield from serve_lab(tmp_path_factory, NOTEBOOK)
+
+
+def _run_all(page, lab, n_code: int, timeout: float) -> None:
+    """Open the notebook, Run > Run All Cells, and wait until every cell has run. On a busy
+    machine the menu click is sometimes lost (no cell starts): then it is clicked again."""
+    page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?reset&token={lab['token']}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
+    page.wait_for_timeout(2000)
+    select = page.locator(".jp-Dialog button", has_text="Select")
+    if select.count():
+        select.first.click()
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+    deadline = time.time() + timeout
+    prompts: list[str] = []
+    clicked = 0.0
+    while time.time() < deadline:
+        prompts = page.evaluate(PROMPTS_JS)
+        if all(p == "[ ]:" for p in prompts) and time.time() - clicked > 60:
+            page.keyboard.press("Escape")
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            clicked = time.time()
+        done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
+        if len(prompts) == n_code and len(done) == n_code:
+            break
+        page.wait_for_timeout(1000)
+    else:
+        page.screenshot(path=str(OUT / "native-timeout.png"))
+        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
 
 
 @pytest.mark.timeout(1500)
@@ -26,7 +58,7 @@ def test_native_view_in_jupyterlab(lab09):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            _open_and_run_all(page, lab09, NOTEBOOK.name, n_code, timeout=700)
+            _run_all(page, lab09, n_code, timeout=700)
             text = page.locator(".jp-Notebook").inner_text()
             assert "Traceback" not in text and "AssertionError" not in text
             outputs = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
