@@ -25,12 +25,17 @@ pytestmark = pytest.mark.skipif(not have_chromium(),
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server on 127.0.0.1 serving a copy of the quickstart (outputs cleared)."""
+    yield from serve_lab(tmp_path_factory, NOTEBOOK)
+
+
+def serve_lab(tmp_path_factory, notebook: Path):
+    """A JupyterLab server on 127.0.0.1 serving a copy of ``notebook`` (outputs cleared)."""
     root = tmp_path_factory.mktemp("lab")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(notebook, as_version=4)
     for c in nb.cells:
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
-    nbformat.write(nb, root / NOTEBOOK.name)
+    nbformat.write(nb, root / notebook.name)
     with jupyterlab(root, tmp_path_factory.mktemp("jupyter")) as lab:
         yield lab
 

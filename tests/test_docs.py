@@ -39,10 +39,10 @@ def site(tmp_path_factory) -> Path:
 
 def test_strict_build_has_every_page(site):
     pages = ["index", "getting-started", "concepts", "semantics", "sql-reference", "magics", "api", "cli",
-             "cluster", "design", "benchmarks", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
+             "cluster", "design", "benchmarks", "about", "native", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
     absent = [p for p in pages if not (site / f"{p}.html").exists()]
     assert not absent, absent
-    assert len(TUTORIALS) == 9
+    assert len(TUTORIALS) == 10
 
 
 def test_tutorials_show_their_stored_outputs(site):

@@ -427,3 +427,17 @@ def test_small_mistakes_get_one_line_each(ip, run):
     assert "no_such.sql not found" in c.all_text
     assert "scenarios shipped with streamsql: filter_trains, group_by_hours" in c.all_text
     assert "union_merge" in c.all_text and "Traceback" not in c.all_text
+
+
+def test_native_twin_errors_are_one_line_and_the_session_goes_on(run):
+    """``%streamsql native NAME [--delay ...]``: where no twin can run (the local engine, a delay
+    that is no time) one clean line; the session goes on. On Spark: tests/test_native.py."""
+    assert_clean(run(DDL))
+    assert_clean(run(f"%%streamsql --name merged\n{UNION}"))
+    cell = run("%streamsql native merged --delay soon")
+    assert cell.ok and cell.err.strip() == ("error: a watermark delay is a time like '0 seconds' or '10 minutes', "
+                                            "not 'soon'")
+    cell = run("%streamsql native merged --delay 5min")
+    assert cell.ok and cell.err.strip() == "error: no native Spark twin on the local engine: it runs on the Spark engine"
+    assert "native [NAME] [--delay TIME]" in run("%streamsql help").out
+    assert_clean(run("%streamsql queries"))

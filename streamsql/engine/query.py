@@ -77,6 +77,8 @@ class ContinuousQuery:
         self._materialised = 0                    # chunks already in ``_rows``
         self.row_count = 0
         self.handle: Any = None                   # the runtime's own object
+        #: the query's native Spark twin (a :class:`~streamsql.engine.twin.NativeTwin`), once :meth:`native` made one
+        self.twin: Any = None
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
 
@@ -290,6 +292,14 @@ class ContinuousQuery:
         if self.error:
             raise StreamSqlError(f"query {self.name} failed: {self.error}")
         return self
+
+    def native(self, delay="0 seconds"):
+        """The same query as plain Spark Structured Streaming over the same events, one event per
+        micro-batch, with watermarks of ``delay`` (``"10 minutes"``): a
+        :class:`~streamsql.engine.twin.NativeTwin` brought up to date, with its comparison beside
+        this query's releases. A query Spark cannot express raises a one-line
+        :class:`~streamsql.engine.native.NativeUnsupported`."""
+        return self.wb.native_twin(self, delay)
 
     def stop(self) -> None:
         """Stop this query (one that a rerun replaced under the same name is already stopped)."""

@@ -31,7 +31,7 @@ from . import lateness, statements
 from . import time as T
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
-from .errors import EventError, LateRowError, SqlError, WorkspaceError, one_line
+from .errors import EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError, one_line
 from .journal import Journal
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
@@ -404,6 +404,17 @@ class Workbench:
         with self.lock:
             self.catalog.set_history(stream, window_ms, enabled=enabled)
             self.save_catalog()
+
+    def native_twin(self, query, delay="0 seconds"):
+        """The native Spark twin of a query (by name or object), brought up to date: see
+        :meth:`ContinuousQuery.native <streamsql.ContinuousQuery.native>`."""
+        from .twin import twin_of
+        q = query
+        if isinstance(query, str):
+            q = next((x for n, x in self.queries.items() if n.lower() == query.lower()), None)
+            if q is None:
+                raise StreamSqlError(f"no query named {query}; queries: {', '.join(self.queries) or 'none'}")
+        return twin_of(self, q, delay)
 
     # ------------------------------------------------------------------ scenarios
 

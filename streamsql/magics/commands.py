@@ -25,10 +25,14 @@ HELP = """\
                                NAME.events.jsonl, NAME.expected.jsonl (replay them with
                                `streamsql replay`, step through them with %streamsql load,
                                or practise with streamsql.exercise(NAME))
+%streamsql native [NAME] [--delay TIME]
+                               the query beside its native Spark twin (plain Structured
+                               Streaming, watermark delay TIME, default '0 seconds'): what each
+                               released at each step, Spark's watermark, its late drops, and why
 %config StreamSql              settings: workspace, engine, master, buckets, displaylimit, ..."""
 
 NAMES = ("streams", "queries", "stop", "reset", "load", "show", "workbench", "steps", "timeline", "explain",
-         "help", "save")
+         "help", "save", "native")
 
 
 def _query(wb, words: list[str]):
@@ -121,6 +125,9 @@ def run(magic, words: list[str], args):
         return StepTable(q, scrubber=StepScrubber(q))
     if cmd == "timeline":
         return Timeline(q, scrubber=StepScrubber(q))
+    if cmd == "native":
+        from ..widgets.native import NativeView
+        return NativeView(wb.native_twin(q, args.delay or "0 seconds"))
     if cmd == "explain":
         print("Logical plan:\n" + logical_plan(q))
         print("\nSpark plan:\n" + spark_plan(q))

@@ -118,6 +118,8 @@ class StreamSql(Magics):
     @argument("--from-start", action="store_true",
               help="save: every event since the streams were created, even for a query started after some")
     @argument("--all", action="store_true", help="with stop: stop every running query")
+    @argument("--delay", metavar="TIME", default=None,
+              help="native: the watermark delay of the native Spark twin (default '0 seconds')")
     def streamsql(self, line: str = "", cell: str | None = None, local_ns=None):
         """Run streaming SQL statements, or a workbench sub-command.
 
@@ -127,7 +129,7 @@ class StreamSql(Magics):
         %streamsql [options] STATEMENTS
         %streamsql streams | queries | stop NAME | reset | load PATH | show [NAME] |
                    workbench [NAME] | steps [NAME] | timeline [NAME] | explain [NAME] |
-                   save NAME [--query Q] [--from-start] | help
+                   save NAME [--query Q] [--from-start] | native [NAME] [--delay TIME] | help
 
         DDL and INSERT print a one-line result; a SELECT STREAM starts a continuous query and
         shows it live. ``{{name}}`` puts a Python value in as a SQL literal.

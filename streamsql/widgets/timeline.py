@@ -46,6 +46,10 @@ KINDS = [
     ("waits for", "#e377c2"),
     ("output bound", "#8c564b"),
     ("calc error", "#7f0000"),         # in the legend only when a chart has one
+    # the native twin's lane (native_records), only when the query has a twin
+    ("spark watermark", "#e6550d"),
+    ("spark row", "#7570b3"),
+    ("spark dropped row", "#a50f15"),
 ]
 #: what a legend entry means, where the name alone does not say it
 MEANING = {
@@ -53,12 +57,18 @@ MEANING = {
     "backwards bound": "backwards bound: refused",
     "kept row": "kept row: for partners to come",
     "rows (binned)": "rows (binned): counted per bin",
+    "spark watermark": "spark watermark: the twin's, after a step",
+    "spark row": "spark row: emitted by the twin",
+    "spark dropped row": "spark dropped row: dropped as late",
 }
 #: at most this many marks are drawn at one spot (lane and time); the last drawn one's tooltip
 #: counts the rest (a join that releases hundreds of rows at one rowtime stays one stack)
 STACK = 5
 #: kinds whose marks are events: they carry the step that caused them
 EVENT_KINDS = ("row", "late row", "calc error", "pending row", "bound", "eclipsed bound", "backwards bound", "released row")
+#: kinds whose marks get step labels: the events, and the native twin's marks (on its own lane,
+#: not on the step strip)
+LABELLED_KINDS = EVENT_KINDS + ("spark watermark", "spark row", "spark dropped row")
 #: how far apart (pixels) marks at the same lane and time are drawn
 SPREAD = 8
 #: binned rows: into at most this many bins, when the query saw more input events than are drawn
@@ -220,8 +230,48 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     for e in [e for e in snap.errors if e.is_calc][-last:]:
         recs.append(_rec("calc error", e.stream if e.stream in streams else "output", e.data_rowtime, step=e.step,
                          detail=f"{e.name}: {e.message}", values=e.data_row))
+    recs += native_records(q)
     recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
-    return _finish(q, streams, ops, op_lanes, side_lanes, recs)
+    lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, recs)
+    if any(r["lane"] == NATIVE_LANE for r in recs):
+        lanes.append(NATIVE_LANE)
+    return lanes, recs
+
+
+#: the lane of a query's native Spark twin (issue 28)
+NATIVE_LANE = "Spark (native twin)"
+
+
+def native_records(q) -> list[dict]:
+    """The native twin's lane, when the query has one (``q.native()``): Spark's watermark after
+    each step where it moved, the rows Spark emitted (at the step of their batch) and the rows it
+    dropped as late."""
+    twin = getattr(q, "twin", None)
+    if twin is None:
+        return []
+    c = twin.comparison
+    recs, last = [], None
+    for s in twin.steps:
+        if s.watermark is not None and s.watermark != last:
+            recs.append(_rec("spark watermark", NATIVE_LANE, s.watermark, step=s.step,
+                             detail=f"Spark's watermark after step {s.step}"))
+            last = s.watermark
+        for b in s.batches:
+            for r in b.rows:
+                text = c.row_text(r)
+                recs.append(_rec("spark row", NATIVE_LANE, r.rowtime, step=s.step,
+                                 detail=f"emitted by Spark in batch {b.batch}", values=text))
+        if s.dropped:
+            recs.append(_rec("spark dropped row", NATIVE_LANE, s.event.rowtime, step=s.step,
+                             detail=f"Spark dropped this {s.event.stream} row as late"))
+    return recs
+
+
+def native_layers(only, points) -> list:
+    """The marks of the twin's lane: Spark's watermark (ticks), its rows, the rows it dropped."""
+    return [only(points, "spark watermark").mark_tick(thickness=3, size=22),
+            only(points, "spark row").mark_circle(size=70),
+            only(points, "spark dropped row").mark_point(shape="cross", size=110, filled=True)]
 
 
 def _input_records(wb, q, streams: list[str], last: int, pending: dict) -> list[dict]:
@@ -359,7 +409,7 @@ def _label(spots: dict) -> None:
     it clears its neighbours (``label_fits``); the rest are in the tooltips and the step strip."""
     lanes: dict[str, list[dict]] = {}
     for (lane, _t), group in spots.items():
-        events = [r for r in group if r["what"] in EVENT_KINDS and r["step"] is not None]
+        events = [r for r in group if r["what"] in LABELLED_KINDS and r["step"] is not None]
         if events:
             top = events[0]
             top["label"] = _steps_text([r["step"] for r in events])
@@ -446,6 +496,8 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
             .encode(text="label:N", color=alt.value("#444"),
                     opacity=alt.condition(f"({_label_test(width)}) && ({_BRUSHED})", alt.value(1), alt.value(0))),
     ]
+    if NATIVE_LANE in lanes:                # before the step labels, so that they stay on top
+        layers[-1:-1] = native_layers(only, points)
     main = alt.layer(*layers).properties(name="main", width=width, height=max(60, 28 * len(lanes)), title=name)
     brush = alt.selection_interval(encodings=["x"], name="steps")
     step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),

@@ -83,6 +83,13 @@ class Runtime(ABC):
         """A :class:`~streamsql.engine.sinks.FileSink` writing ``q``'s released rows to
         ``path`` in ``fmt`` (``parquet`` or ``csv``)."""
 
+    def native_twin(self, q, shape, delay_ms: int, start: int):
+        """A running native twin of ``q`` (``shape``: a :class:`~streamsql.engine.native.NativeShape`),
+        reading the events after step ``start``: an object with ``feed(events) -> [NativeStep]``
+        and ``stop()``. Only Spark has one."""
+        from ..native import NativeUnsupported
+        raise NativeUnsupported(f"no native Spark twin on the {self.name} engine: it runs on the Spark engine")
+
     @abstractmethod
     def explain(self, q) -> str:
         """The plan this engine runs for ``q``, as stable text (no ids, hashes or paths)."""

@@ -31,6 +31,7 @@ class SparkRuntime(Runtime):
         self.url: str | None = None
         self._resolved = False
         self.followers: dict = {}       # query name -> SinkFollower (Spark Connect), else None
+        self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -188,8 +189,13 @@ class SparkRuntime(Runtime):
             finally:
                 if follower is not None:
                     follower.stop()
+        twin = self.twins.pop(q.name, None)
+        if twin is not None:
+            twin.stop()
 
     def close(self) -> None:
+        for name in list(self.twins):
+            self.twins.pop(name).stop()
         for name in list(self.running):
             _q, _sq, h = self.running.pop(name)
             follower = self.followers.pop(name, None)
@@ -218,6 +224,19 @@ class SparkRuntime(Runtime):
     def file_sink(self, q, path, fmt: str):
         from .sinks import SparkFileSink
         return SparkFileSink(q, path, fmt, self._spark())
+
+    def native_twin(self, q, shape, delay_ms: int, start: int):
+        from .native import SparkTwin
+        folder = under(self.wb.path, "queries", q.name, "native") if not self.wb.read_only else None
+        if folder is None:
+            import tempfile
+            from pathlib import Path
+            folder = Path(tempfile.mkdtemp(prefix="streamsql-native-")) / q.name
+        old = self.twins.pop(q.name, None)
+        if old is not None:
+            old.stop()
+        twin = self.twins[q.name] = SparkTwin(self._spark(), folder, shape, delay_ms, start)
+        return twin
 
     def explain(self, q) -> str:
         from .explain import spark_plan

@@ -1,0 +1,339 @@
+"""The native twin on Spark: a query as plain Spark Structured Streaming (issue 28).
+
+Built from the logical plan (:class:`~streamsql.engine.native.NativeShape`), not from SQL text:
+each StreamScan is the twin's source filtered to its stream with ``withWatermark`` on its
+event time; WHERE and projections are the same expressions rendered by :mod:`.sqlgen` in their
+plain forms (no calculator-error checks: plain Spark has none); a GROUP BY is ``groupBy(window())``;
+a window join is an event-time interval join; UNION ALL is ``union``. It runs in append mode
+with Spark's default no-data micro-batches, so a batch that only moves the watermark runs as
+Spark would run it.
+
+One source reads every input (one offset per batch, so one step is exactly one micro-batch:
+separate sources polled one after another could split a step in two). The driver paces it:
+it writes the events, moves ``HEAD`` to the next step and waits with ``processAllAvailable``;
+then it reads what the step's batches emitted (``foreachBatch``), their progress (watermark in
+force, ``numRowsDroppedByWatermark``) and the watermark after the step (the query's watermark
+tracker).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from functools import reduce
+from pathlib import Path
+
+import pyarrow as pa
+
+from ...native import NativeBatch, NativeEvent, NativeRow, NativeShape, NativeStep
+from ...plan import Aggregate, Filter, Join, Node, Project, StreamScan, Union
+from ...types import arrow_type, spark_type_ddl
+from .relational import _restore
+from .sqlgen import SparkSql
+
+NAME = "streamsql_native"
+_registered: set[int] = set()
+_conf_lock = threading.Lock()
+
+
+def source_schema(shape: NativeShape) -> pa.Schema:
+    cols = [pa.field("st", pa.int32()), pa.field("seq", pa.int64()), pa.field("rt", pa.timestamp("us", tz="UTC"))]
+    for k, s in enumerate(shape.streams):
+        cols += [pa.field(f"s{k}_c{i}", arrow_type(f.type)) for i, f in enumerate(_fields(shape, s))]
+    return pa.schema(cols)
+
+
+def _fields(shape: NativeShape, stream: str):
+    return next(s.fields for s in shape.scans if s.stream == stream)
+
+
+def _ddl(schema: pa.Schema, shape: NativeShape) -> str:
+    cols = ["st INT", "seq BIGINT", "rt TIMESTAMP"]
+    for k, s in enumerate(shape.streams):
+        cols += [f"s{k}_c{i} {spark_type_ddl(f.type)}" for i, f in enumerate(_fields(shape, s))]
+    return ", ".join(cols)
+
+
+def register(spark) -> None:
+    """The twin's source: ``events.arrow`` (every event so far) up to the step in ``HEAD``."""
+    if id(spark) in _registered:
+        return
+    from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+
+    class _Reader(SimpleDataSourceStreamReader):
+        def __init__(self, folder: str):
+            self.folder = Path(folder)
+
+        def _head(self) -> int:
+            return int((self.folder / "HEAD").read_text())
+
+        def _rows(self, s: int, e: int):
+            import pyarrow.ipc as ipc
+            with ipc.open_file(str(self.folder / "events.arrow")) as f:
+                t = f.read_all()
+            seq = t.column("seq").to_numpy()
+            keep = (seq > s) & (seq <= e)
+            t = t.filter(pa.array(keep))
+            return t.to_batches() or []
+
+        def initialOffset(self):
+            return {"seq": int((self.folder / "START").read_text())}
+
+        def read(self, start):
+            s = int(start["seq"])
+            e = max(s, self._head())
+            if e == s:
+                return iter([]), {"seq": s}
+            return iter(self._rows(s, e)), {"seq": e}
+
+        def readBetweenOffsets(self, start, end):
+            return iter(self._rows(int(start["seq"]), int(end["seq"])))
+
+        def commit(self, end):
+            pass
+
+    class _Source(DataSource):
+        @classmethod
+        def name(cls):
+            return NAME
+
+        def schema(self):
+            return self.options["ddl"]
+
+        def simpleStreamReader(self, schema):
+            return _Reader(self.options["dir"])
+
+    try:
+        spark.dataSource.register(_Source)
+    except Exception as e:  # already registered on this session (a restarted runtime)
+        if "ALREADY_EXISTS" not in str(e):
+            raise
+    _registered.add(id(spark))
+
+
+class _Build:
+    """The plan as DataFrames; every frame has value columns ``c0..`` and the event time ``rt``."""
+
+    def __init__(self, src, shape: NativeShape, delay_ms: int):
+        self.src = src
+        self.shape = shape
+        self.delay = f"{delay_ms} milliseconds"
+
+    @staticmethod
+    def sql(col, rowtime):
+        return SparkSql(col, rowtime, checked=False).render
+
+    def frame(self, n: Node):
+        if isinstance(n, StreamScan):
+            k = self.shape.streams.index(n.stream)
+            return (self.src.where(f"st = {k}")
+                    .selectExpr(*[f"s{k}_c{i} AS c{i}" for i in range(len(n.fields))], "rt")
+                    .withWatermark("rt", self.delay))
+        if isinstance(n, Filter):
+            r = self.sql(lambda i: f"c{i}", lambda k: "unix_millis(rt)")
+            return self.frame(n.input).where(r(n.cond))
+        if isinstance(n, Project):
+            r = self.sql(lambda i: f"c{i}", lambda k: "unix_millis(rt)")
+            return self.frame(n.input).selectExpr(
+                *[f"CAST({r(e)} AS {spark_type_ddl(f.type)}) AS c{j}" for j, (e, f) in enumerate(zip(n.exprs, n.fields))],
+                "rt")
+        if isinstance(n, Union):
+            parts = [self.frame(i).selectExpr(*[f"CAST(c{j} AS {spark_type_ddl(f.type)}) AS c{j}"
+                                                for j, f in enumerate(n.fields)], "rt") for i in n.inputs_]
+            return reduce(lambda a, b: a.unionByName(b), parts)
+        if isinstance(n, Aggregate):
+            return self.aggregate(n)
+        if isinstance(n, Join):
+            return self.join(n)
+        raise ValueError(f"no native form for {type(n).__name__}")   # native_shape refused it already
+
+    def aggregate(self, a: Aggregate):
+        from pyspark.sql import functions as F
+        r = self.sql(lambda i: f"c{i}", lambda k: "unix_millis(rt)")
+        df = self.frame(a.input)
+        keys = [j for j in range(len(a.keys)) if j != a.time_key]
+        pre = [f"{r(a.keys[j])} AS k{j}" for j in keys]
+        pre += [f"{r(c.arg)} AS a{m}" for m, c in enumerate(a.aggs) if c.arg is not None]
+        df = df.selectExpr("*", *pre) if pre else df
+        aggs = []
+        for m, c in enumerate(a.aggs):
+            fn = "count" if c.fn == "COUNT" else c.fn.lower()
+            aggs.append(F.expr(f"{fn}({'1' if c.arg is None else f'a{m}'})").alias(f"v{m}"))
+        g = df.groupBy(F.window("rt", f"{self.shape.window_ms} milliseconds").alias("w"),
+                       *[F.col(f"k{j}") for j in keys]).agg(*aggs)
+        nk = len(a.keys)
+        out = []
+        for j in range(nk):
+            v = "unix_millis(w.start)" if j == a.time_key else f"k{j}"
+            out.append(f"CAST({v} AS {spark_type_ddl(a.fields[j].type)}) AS c{j}")
+        out += [f"CAST(v{m} AS {spark_type_ddl(a.fields[nk + m].type)}) AS c{nk + m}" for m in range(len(a.aggs))]
+        return g.selectExpr(*out, "w.end AS rt")
+
+    def join(self, j: Join):
+        from pyspark.sql import functions as F
+        nl, nr = len(j.left.fields), len(j.right.fields)
+        L = self.frame(j.left).selectExpr(*[f"c{i}" for i in range(nl)], "rt AS lrt")
+        R = self.frame(j.right).selectExpr(*[f"c{i} AS c{nl + i}" for i in range(nr)], "rt AS rrt")
+        lw, rw = j.left_window, j.right_window
+        left = self.sql(lambda i: f"c{i}", lambda k: "unix_millis(lrt)")
+        right = self.sql(lambda i: f"c{nl + i}", lambda k: "unix_millis(rrt)")
+        both = self.sql(lambda i: f"c{i}", lambda k: ("unix_millis(lrt)", "unix_millis(rrt)")[k])
+        conds = [f"({left(a)} = {right(b)})" for a, b in j.equi]
+        if j.residual is not None:
+            conds.append(f"({both(j.residual)})")
+        # the rows' windows overlap: r - f_r <= l + p_l and l - f_l <= r + p_r (SEMANTICS.md 3.5)
+        conds.append(f"rrt >= lrt - {_interval(lw.following + rw.preceding)}")
+        conds.append(f"rrt <= lrt + {_interval(lw.preceding + rw.following)}")
+        how = {"INNER": "inner", "LEFT": "left_outer", "RIGHT": "right_outer", "FULL": "full_outer"}[j.kind]
+        out = L.join(R, F.expr(" AND ".join(conds)), how)
+        stamp = (f"CASE WHEN lrt IS NOT NULL AND rrt IS NOT NULL THEN greatest(unix_millis(lrt) - {lw.following}, "
+                 f"unix_millis(rrt) - {rw.following}) WHEN rrt IS NULL THEN unix_millis(lrt) + {lw.preceding} "
+                 f"ELSE unix_millis(rrt) + {rw.preceding} END")
+        return out.selectExpr(*[f"c{i}" for i in range(nl + nr)], f"timestamp_millis({stamp}) AS rt")
+
+
+def _interval(ms: int) -> str:
+    return f"INTERVAL '{ms // 1000}.{ms % 1000:03d}' SECOND"
+
+
+class SparkTwin:
+    """One running twin: feed it events, one step (one micro-batch, and the no-data batch Spark
+    may add) at a time; it returns what each step did."""
+
+    def __init__(self, spark, folder: Path, shape: NativeShape, delay_ms: int, start: int):
+        register(spark)
+        self.spark = spark
+        self.folder = folder
+        self.shape = shape
+        self.fields = shape.plan.columns
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        self.schema = source_schema(shape)
+        self.events: list[NativeEvent] = []
+        self._write_events()
+        (folder / "START").write_text(str(start))
+        self._head(start)
+        self.emitted: dict[int, pa.Table] = {}
+        self.last_batch = -1
+        src = (spark.readStream.format(NAME).option("dir", str(folder))
+               .option("ddl", _ddl(self.schema, shape)).load())
+        root = _Build(src, shape, delay_ms).frame(shape.plan.root)
+        n = len(self.fields)
+        out = root.selectExpr(*[f"c{j}" for j in range(n)], "unix_millis(rt) AS rt")
+
+        def collect(df, batch_id):
+            self.emitted[batch_id] = df.toArrow()
+        conf = "spark.sql.streaming.noDataMicroBatches.enabled"
+        with _conf_lock:      # Spark's default for the twin; the session keeps the project's own setting
+            before = spark.conf.get(conf)
+            spark.conf.set(conf, "true")
+            try:
+                self.sq = (out.writeStream.outputMode("append").foreachBatch(collect)
+                           .option("checkpointLocation", str(folder / "checkpoint")).start())
+            finally:
+                spark.conf.set(conf, before)
+
+    def _write_events(self) -> None:
+        import pyarrow.ipc as ipc
+        cols = {f.name: [] for f in self.schema}
+        streams = self.shape.streams
+        for e in self.events:
+            if e.kind != "row" or e.stream not in streams:
+                continue
+            k = streams.index(e.stream)
+            for f in self.schema:
+                cols[f.name].append(None)
+            cols["st"][-1], cols["seq"][-1], cols["rt"][-1] = k, e.step, e.rowtime * 1000
+            for i, v in enumerate(e.values):
+                cols[f"s{k}_c{i}"][-1] = v
+        arrays = [pa.array(cols[f.name], type=pa.int64() if f.name == "rt" else f.type) for f in self.schema]
+        arrays[2] = arrays[2].cast(pa.timestamp("us", tz="UTC"))
+        t = pa.Table.from_arrays(arrays, schema=self.schema)
+        tmp = self.folder / "events.arrow.tmp"
+        with ipc.new_file(str(tmp), self.schema) as w:
+            w.write_table(t)
+        os.replace(tmp, self.folder / "events.arrow")
+
+    def _head(self, step: int) -> None:
+        tmp = self.folder / "HEAD.tmp"
+        tmp.write_text(str(step))
+        os.replace(tmp, self.folder / "HEAD")
+
+    def watermark(self) -> int | None:
+        """The watermark after the last batch (Spark's own tracker; 0 means none yet)."""
+        try:
+            wm = int(self.sq._jsq.streamingQuery().watermarkTracker().currentWatermark())
+        except Exception:   # no tracker reachable: the last batch's watermark in force
+            prog = self.sq.lastProgress or {}
+            wm = _ms(prog.get("eventTime", {}).get("watermark"))
+        return wm or None
+
+    def feed(self, events: list[NativeEvent]) -> list[NativeStep]:
+        out = []
+        for e in events:
+            self.events.append(e)
+            if e.kind == "row":
+                self._write_events()
+            self._head(e.step)
+            self._catch_up(e.step)
+            progress = sorted((p for p in self.sq.recentProgress if p["batchId"] > self.last_batch),
+                              key=lambda p: p["batchId"])
+            batches = []
+            for p in progress:
+                b = p["batchId"]
+                t = self.emitted.pop(b, None)
+                rows = _rows(t, self.fields, e.step, b) if t is not None else []
+                dropped = sum(int(s.get("numRowsDroppedByWatermark") or 0) for s in p.get("stateOperators") or [])
+                wm = _ms((p.get("eventTime") or {}).get("watermark")) or None
+                batches.append(NativeBatch(b, e.step, bool(batches), wm, rows, dropped))
+                self.last_batch = b
+            out.append(NativeStep(e, batches, self.watermark(), any(b.dropped for b in batches)))
+        return out
+
+    def _catch_up(self, step: int) -> None:
+        """Wait until Spark has run the step's batch and any no-data batch after it.
+        ``processAllAvailable`` can return on the word of a trigger that read the source before
+        ``HEAD`` moved, so wait until the last batch read up to ``step``, then once more: the next
+        "no new data" comes only after the no-data batch, if Spark runs one."""
+        for _ in range(100):
+            self.sq.processAllAvailable()
+            if _end_seq(self.sq.lastProgress) >= step:
+                break
+        self.sq.processAllAvailable()
+
+    def stop(self) -> None:
+        try:
+            self.sq.stop()
+        except Exception:
+            pass
+
+
+def _end_seq(progress) -> int:
+    """The step the batch of ``progress`` (``lastProgress``) read up to; -1 before any batch."""
+    import json
+    if not progress or not progress.get("sources"):
+        return -1
+    end = progress["sources"][0].get("endOffset")
+    end = json.loads(end) if isinstance(end, str) else end
+    return int(end["seq"]) if end else -1
+
+
+def _ms(iso: str | None) -> int | None:
+    if not iso:
+        return None
+    import datetime as dt
+    d = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return int(d.timestamp() * 1000)
+
+
+def _rows(t: pa.Table, fields, step: int, batch: int) -> list[NativeRow]:
+    cols = t.to_pydict()
+    n = len(fields)
+    out = []
+    for i in range(t.num_rows):
+        vals = tuple(_restore(cols[f"c{j}"][i], fields[j].type) for j in range(n))
+        out.append(NativeRow(step, batch, int(cols["rt"][i]), vals))
+    # a batch's rows come in no particular order: show them by rowtime, then values (NULLs first)
+    out.sort(key=lambda r: (r.rowtime, [(v is not None, str(v)) for v in r.values]))
+    return out
