@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import decimal
 import html
+import logging
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +28,8 @@ from ..engine.values import ValueRefused, parse_text, type_hint
 from .hooks import LiveView
 from .render import ts
 from .static import StaticMixin, snapshot_html
+
+log = logging.getLogger("streamsql.widgets")
 
 DEFAULT_PRODUCER = "default"
 _JS = Path(__file__).parent / "js"
@@ -148,6 +152,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         self._callbacks: list[Callable] = [on_event] if on_event else []
         self.last_outcome = None
         self._shown_clock: int | None | bool = False   # False: never shown
+        self._lock = threading.RLock()          # a click (kernel thread) and a redraw (its own thread)
         super().__init__(stream=d.name, columns=[{"name": f.name, "hint": type_hint(f.type),
                                                   "nullable": bool(f.type.nullable)} for f in self.fields],
                          texts={f.name: "" for f in self.fields})
@@ -216,11 +221,18 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         return self._apply({"op": "detach", "producer": self.producer_name})
 
     def _on_click(self, _widget, content, _buffers) -> None:
-        """A click in the browser: the message carries the form as it was on screen."""
+        """A click in the browser: the message carries the form as it was on screen. Every click
+        is answered once, whatever happens, so none stays pending."""
         if not isinstance(content, dict) or "op" not in content:
             return
-        outcome = self._apply(content)
-        self.send({"ack": content.get("id"), "op": content["op"], "ok": outcome is not None})
+        ok = False
+        try:
+            ok = self._apply(content) is not None
+        except Exception as e:  # a bug must not leave the click pending or break the kernel
+            log.exception("injector action failed")
+            self._say(f"error: {type(e).__name__}: {e}", "error")
+        finally:
+            self.send({"ack": content.get("id"), "op": content["op"], "ok": ok})
 
     def _apply(self, msg: dict):
         """Do what one click (or a cell) asks, with the values it carries; say what happened."""
@@ -299,7 +311,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         self.refresh()
 
     def _say(self, text: str, kind: str, fields=()) -> None:
-        with self.hold_sync():
+        with self._lock, self.hold_sync():
             self.message_text = text
             self.message_kind = kind
             self.bad_fields = list(fields)
@@ -320,6 +332,10 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
 
     def refresh(self) -> None:
         """Show the stream's clock and producers; the bound field follows the clock when it moves."""
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
         try:
             info = next(s for s in self.wb.streams() if s["name"] == self.stream)
         except StopIteration:
