@@ -125,12 +125,20 @@ def open_notebook(page, lab, name: str) -> None:
 def run_all(page, n_code: int, timeout: float = 420, name: str = "notebook") -> None:
     """Run every cell and wait until all have run."""
     import pytest
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+    def click_run_all():
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    click_run_all()
     deadline = time.time() + timeout
+    again = time.time() + 30            # a busy machine can lose the click: one more, once
     prompts: list[str] = []
     while time.time() < deadline:
         prompts = page.evaluate(PROMPTS_JS)
+        if again and time.time() > again:
+            again = None
+            if all(p in ("[ ]:", "[ ]") for p in prompts):
+                click_run_all()
         done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
         if len(prompts) == n_code and len(done) == n_code:
             break

@@ -16,26 +16,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from labsupport import CHROMIUM, CHROMIUM_ARGS, OUT, end_sessions, jupyterlab, run_all
+
 ROOT = Path(__file__).resolve().parent.parent
 EXT_SRC = ROOT / "labextension"
 EXT_BUILT = ROOT / "streamsql" / "labextension"
 EXT_NAME = "streamsql-labextension"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-OUT = ROOT / "test-output"
 NOTEBOOK = "highlight.ipynb"
 
 needs_chromium = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
@@ -134,27 +129,6 @@ ERRORS = "errors.ipynb"       # the same cells, run (highlight.ipynb is only ope
 MARKDOWN = "A query:\n\n```streamsql\nSELECT STREAM ROWTIME FROM Orders\n```\n\n```sql\nSELECT STREAM ROWTIME FROM Orders\n```"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _settings(d: Path) -> None:
-    """No news or update checks (they would reach the internet and pop up toasts); every cell
-    attached to the page so that all editors can be read."""
-    files = {
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-            {"windowingMode": "none", "autoStartDefaultKernel": True},
-    }
-    for name, value in files.items():
-        p = d / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(value))
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server on 127.0.0.1 serving a notebook of the cells above (no outputs)."""
@@ -164,46 +138,8 @@ def lab(tmp_path_factory):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, root / NOTEBOOK)
     nbformat.write(nb, root / ERRORS)
-    jdir = tmp_path_factory.mktemp("jupyter")
-    _settings(jdir / "user-settings")
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(jdir / "config"), JUPYTER_RUNTIME_DIR=str(jdir / "runtime"),
-               JUPYTERLAB_WORKSPACES_DIR=str(jdir / "workspaces"), STREAMSQL_PRESTART="0")
-    OUT.mkdir(exist_ok=True)
-    log = open(OUT / "jupyterlab-highlight.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         f"--LabApp.user_settings_dir={jdir / 'user-settings'}", f"--LabApp.workspaces_dir={jdir / 'workspaces'}",
-         "--LabApp.extension_manager=readonly", "--ServerApp.open_browser=False", "--ServerApp.terminals_enabled=False",
-         "--allow-root"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"JupyterLab did not start; see {OUT / 'jupyterlab-highlight.log'}")
-            time.sleep(0.5)
-        yield {"base": base, "token": token, "root": root}
-    finally:
-        try:   # shuts the kernels down too
-            req = urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST")
-            urllib.request.urlopen(req, timeout=30).close()
-            proc.wait(60)
-        except Exception:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
+    with jupyterlab(root, tmp_path_factory.mktemp("jupyter"), env={"STREAMSQL_PRESTART": "0"}) as lab:
+        yield lab
 
 
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
@@ -403,32 +339,11 @@ def test_typing_the_magic_turns_a_cell_into_sql_and_back(lab):
             browser.close()
 
 
-def _end_sessions(lab) -> None:
-    """Shut the notebooks' kernels down, so the next test has the machine."""
-    auth = {"Authorization": f"token {lab['token']}"}
-    with urllib.request.urlopen(urllib.request.Request(f"{lab['base']}/api/sessions", headers=auth), timeout=30) as r:
-        sessions = json.loads(r.read())
-    for sess in sessions:
-        req = urllib.request.Request(f"{lab['base']}/api/sessions/{sess['id']}", method="DELETE", headers=auth)
-        urllib.request.urlopen(req, timeout=60).close()
+_end_sessions = end_sessions
 
 
 def _run_all(page, n_code: int, timeout: float = 300) -> None:
-    """Run every cell (Run > Run All Cells) and wait until all have run."""
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-    deadline = time.time() + timeout
-    prompts: list[str] = []
-    while time.time() < deadline:
-        prompts = page.evaluate(PROMPTS_JS)
-        done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
-        if len(prompts) == n_code and len(done) == n_code:
-            break
-        page.wait_for_timeout(1000)
-    else:
-        page.screenshot(path=str(OUT / "highlight-errors-timeout.png"))
-        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+    run_all(page, n_code, timeout, "highlight-errors")
 
 
 #: cell ``i``'s marked SQL error: the marked text, its line's text, the tooltip; null if none

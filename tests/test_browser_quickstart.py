@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labsupport import (CHROMIUM, CHROMIUM_ARGS, OUT, PANEL, PROMPTS_JS, end_sessions, have_chromium, jupyterlab,
+from labsupport import (CHROMIUM, CHROMIUM_ARGS, OUT, PANEL, end_sessions, have_chromium, jupyterlab,
                         open_and_run_all, shot as _shot)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,30 +54,8 @@ def test_quickstart_runs_in_jupyterlab_and_the_injector_inserts(lab):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?reset&token={lab['token']}")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
-            page.wait_for_timeout(2000)
-            select = page.locator(".jp-Dialog button", has_text="Select")
-            if select.count():          # the kernel chooser, in case the preference is not honoured
-                select.first.click()
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-
             n_code = sum(c.cell_type == "code" for c in nbformat.read(NOTEBOOK, as_version=4).cells)
-            deadline = time.time() + 420
-            prompts: list[str] = []
-            while time.time() < deadline:
-                prompts = page.evaluate(PROMPTS_JS)
-                done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
-                if len(prompts) == n_code and len(done) == n_code:
-                    break
-                page.wait_for_timeout(1000)
-            else:
-                page.screenshot(path=str(OUT / "quickstart-timeout.png"))
-                pytest.fail(f"the notebook did not finish running: prompts {prompts}")
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+            open_and_run_all(page, lab, NOTEBOOK.name, n_code)
 
             text = page.locator(".jp-Notebook").inner_text()
             assert "Traceback" not in text
