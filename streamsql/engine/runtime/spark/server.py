@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import StreamSqlError
+from ...lock import process_alive
 
 #: seconds without a client before the engine stops itself (``--idle``, ``STREAMSQL_ENGINE_IDLE``)
 DEFAULT_IDLE = 3600
@@ -93,22 +94,14 @@ def read_info(d: Path | None = None) -> EngineInfo | None:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+    """Whether process ``pid`` runs; an engine this process started and that ended is reaped."""
+    if process_alive(pid):
         return True
-    try:        # a zombie (an engine this process started, ended but not yet reaped) is gone
-        if "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text():
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            return False
-    except OSError:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
         pass
-    return True
+    return False
 
 
 def _is_ours(pid: int) -> bool:
