@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -90,6 +91,22 @@ def _run_cell(page, i: int) -> None:
     page.keyboard.press("Control+Enter")
 
 
+def _ran(page, i: int, before: str, timeout: float = 600) -> None:
+    """Wait until cell ``i`` has run again (its prompt shows a new count) and the kernel is idle."""
+    prompt = page.locator(PANEL).locator(".jp-CodeCell").nth(i).locator(".jp-InputArea-prompt")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        now = prompt.inner_text().strip()
+        if now != before and re.fullmatch(r"\[\d+\]:", now):
+            break
+        page.wait_for_timeout(50)
+    _idle(page, timeout)
+
+
+def _prompt(page, i: int) -> str:
+    return page.locator(PANEL).locator(".jp-CodeCell").nth(i).locator(".jp-InputArea-prompt").inner_text().strip()
+
+
 def _idle(page, timeout: float = 300) -> None:
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout * 1000)
 
@@ -145,10 +162,10 @@ def main() -> None:
                 k += 1
                 page.locator(PANEL).locator(".jp-CodeCell").nth(2).locator("button.streamsql-insert").click()
                 page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-InputArea-editor").click()
+                before = _prompt(page, 7)
                 sent = time.time()
                 page.keyboard.press("Control+Enter")
-                _idle(page)
-                page.wait_for_timeout(300)
+                _ran(page, 7, before)
                 out = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-OutputArea-output").last
                 starts.append(float(out.inner_text().strip()) - sent)
                 page.wait_for_timeout(500)
@@ -184,9 +201,9 @@ def main() -> None:
             editor.click()
             page.keyboard.press("Control+a")
             page.keyboard.insert_text(code)
+            before = _prompt(page, 7)
             page.keyboard.press("Control+Enter")
-            _idle(page, 600)
-            page.wait_for_timeout(300)
+            _ran(page, 7, before)
             out = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-OutputArea-output").last
             p50, p95 = json.loads(out.inner_text().strip())
             result["engine_insert_to_row_s"] = {"p50": p50, "p95": p95}

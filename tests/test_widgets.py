@@ -770,3 +770,18 @@ def test_a_view_redraws_only_when_what_it_shows_changed(wb_local):
     redrawn()
     assert [p.redraws - b for p, b in zip(parts, before)] == [1, 1, 1]
     assert ui.steps.redraws == 0 or not ui.steps.visible      # the step table's tab is not shown
+
+
+def test_the_live_table_of_a_long_query_formats_only_its_last_rows(wb_local):
+    """The last ``limit`` entries made from the last rows equal those of the whole list (a
+    calculator error among them, before the rows of its step), and the count is of them all."""
+    from streamsql.widgets.live import output_entries, output_entries_of, snapshot
+    wb_local.execute("CREATE STREAM S (a INTEGER, b INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, a, a / b AS r FROM S", name="div")
+    for k in range(40):
+        wb_local.insert("S", {"a": k, "b": 0 if k == 35 else 1}, rowtime=f"2006-10-10 10:{k:02d}:00")
+    whole, n = output_entries_of(snapshot(q), False)
+    assert n == 40 and sum("error" in e for e in whole) == 1
+    for last in (0, 1, 3, 5, 6, 20, 60):
+        got, total = output_entries(q, last=last)
+        assert total == 40 and got == (whole[-last:] if last else []), last

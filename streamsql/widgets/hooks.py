@@ -67,28 +67,43 @@ class Redrawer:
                 self._cv.wait(min(left, 0.05))
         return True
 
+    def _next(self):
+        """The marked view to redraw first: the lowest ``priority`` (a query's rows before its
+        chart), then the earliest marked; None when none is marked."""
+        best = None
+        for key, ref in list(self._marked.items()):
+            v = ref()
+            if v is None:
+                del self._marked[key]
+                continue
+            if best is None or v.priority < best[1].priority:
+                best = (key, v)
+        if best is None:
+            return None
+        del self._marked[best[0]]
+        return best[1]
+
     def _run(self) -> None:
         while True:
             with self._cv:
                 while not self._marked:
                     self._cv.wait()
             time.sleep(self.delay)
-            with self._cv:
-                views = [r() for r in self._marked.values()]
-                self._marked.clear()
-                self._busy = True
-            try:
-                for v in views:
-                    if v is None:
-                        continue
-                    try:
-                        v.redraw_if_changed()
-                    except Exception:  # a view that fails to draw must not stop the others
-                        log.exception("view redraw failed")
-            finally:
+            while True:     # one view at a time: a row released meanwhile overtakes the charts
                 with self._cv:
-                    self._busy = False
-                    self._cv.notify_all()
+                    v = self._next()
+                    self._busy = v is not None
+                    if v is None:
+                        self._cv.notify_all()
+                        break
+                try:
+                    v.redraw_if_changed()
+                except Exception:  # a view that fails to draw must not stop the others
+                    log.exception("view redraw failed")
+                finally:
+                    with self._cv:
+                        self._busy = False
+                        self._cv.notify_all()
 
 
 #: the process's redrawing thread
@@ -107,6 +122,8 @@ class LiveView:
     visible = True
     #: how many times the view was redrawn (what a test of "no redraw without a change" reads)
     redraws = 0
+    #: redrawn before views of a higher number (the rows a student waits for before the charts)
+    priority = 5
 
     def live_key(self):
         """What the live view depends on; None: always redraw."""

@@ -124,6 +124,8 @@ class _Choice:
 class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
     """Insert rows and punctuation into ``stream`` of ``wb`` by hand."""
 
+    priority = 1
+
     _esm = _JS / "injector.js"
     _css = _JS / "injector.css"
 

@@ -43,11 +43,26 @@ def bound_at(bounds: dict[int, int], step: int) -> int | None:
     return best
 
 
-def output_entries(q, bounds: bool = False) -> list[dict]:
+def output_entries(q, bounds: bool = False, last: int | None = None) -> tuple[list[dict], int]:
     """Released rows in release order, each step's calculator errors before its rows (as replay
     prints them); with ``bounds``, also a line each time the output bound moves past both the
-    last bound line and the last released row (the replay rule)."""
+    last bound line and the last released row (the replay rule). ``last``: only the last ones
+    are made (a view of a long query formats twenty rows, not all). Returns them and how many
+    there are in all."""
     snap = snapshot(q)
+    calc = [e for e in snap.errors if e.is_calc]
+    if last is not None and not bounds:          # the last entries need only the last rows
+        total = len(snap.rows) + len(calc)
+        rows = snap.rows[-last:] if last else []
+        since = rows[0].step if len(rows) == last and rows else 0
+        snap.rows = rows
+        snap.errors = [e for e in calc if e.step >= since][-last:] if last else []
+        out, _n = output_entries_of(snap, bounds)
+        return out[-last:] if last else [], total
+    return output_entries_of(snap, bounds)
+
+
+def output_entries_of(snap, bounds: bool) -> tuple[list[dict], int]:
     out = []
     lines = BoundLines()
     for st in steps(snap, []):
@@ -60,7 +75,7 @@ def output_entries(q, bounds: bool = False) -> list[dict]:
         b = bound_at(snap.bounds, st.step) if bounds else None
         if lines.line(b):
             out.append({"step": st.step, "bound": b})
-    return out
+    return out, len(out)
 
 
 def inputs_key(q) -> tuple:
@@ -98,6 +113,8 @@ def settled(q, timeout: float = 120) -> None:
 class QueryView(LiveView, StaticMixin, widgets.VBox):
     """Watch a query: rows as they are released (the last ``limit``), its output bound and the
     clocks of its inputs. ``bounds=True`` interleaves the output bound's moves (like ``--bounds``)."""
+
+    priority = 0
 
     def __init__(self, q, limit: int = 20, bounds: bool = False, held: bool = False):
         """``held``: the table under the rows also lists the rows the operators hold and what
@@ -140,7 +157,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
 
     def rows(self) -> tuple[list[list[str]], list[str], int]:
         """The shown table rows, their classes, and how many entries there are in all."""
-        entries = output_entries(self.q, self.bounds)
+        entries, total = output_entries(self.q, self.bounds, last=self.limit)
         shown = entries[-self.limit:] if self.limit else []
         ncols = len(self.q.columns)
         rows, classes, self._titles = [], [], []
@@ -159,7 +176,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
                 rows.append([str(e["step"]), ts(e["rowtime"])] + e["cells"])
                 classes.append("")
             self._titles.append(title)
-        return rows, classes, len(entries)
+        return rows, classes, total
 
     def open_parts(self) -> tuple[str, list[list[str]]]:
         """The title and rows of the open-state table (groups, partitions, kept join rows)."""

@@ -121,6 +121,8 @@ class StepScrubber(LiveView, widgets.VBox):
     the query's input streams; below it, the query as it was after the chosen step. At the last
     step it follows the query as each step is traced, and redraws at every one."""
 
+    priority = 4
+
     def __init__(self, q, limit: int = 20):
         self.q = q
         self.limit = limit

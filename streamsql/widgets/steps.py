@@ -42,6 +42,8 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
     ``player`` (a :class:`~streamsql.widgets.scenario.ScenarioPlayer`) numbers steps by the
     scenario's event lines and names streams as its file does."""
 
+    priority = 3
+
     def __init__(self, q, *, limit: int | None = None, base: int = 0, player=None, scrubber=None):
         """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
         table (as ``%streamsql steps`` does); the table marks its step."""

@@ -550,6 +550,8 @@ class Timeline(LiveView, StaticMixin, widgets.VBox):
     (a ``VegaView`` of ``streamsql.widgets.vega``) and then given new data as the query runs,
     so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""
 
+    priority = 6
+
     def __init__(self, q, width: int = 640, scrubber=None):
         """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
         chart (as ``%streamsql timeline`` does); the chart marks its step."""
