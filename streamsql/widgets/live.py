@@ -247,7 +247,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
         rows, classes, total = self.rows()
         foot = self._footer(len(rows), total)
         table = (html_table(self.header(), rows, "streamsql-rows", row_classes=classes, row_titles=self._titles,
-                            merge_from=[2 if c == "calc-error" else None for c in classes])
+                            merge_from=[2 if c == "calc-error" else None for c in classes], sticky=True)
                  + (f"<div>{foot}</div>" if foot else ""))
         with self.hold_sync():
             self.status.value = html_lines(self.status_lines(), "streamsql-status")

@@ -35,17 +35,18 @@ _MERGED = "border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:nor
 
 def html_table(header: list[str], rows: list[list[str]], css_class: str, *, caption: str | None = None,
                row_classes: list[str] | None = None, row_titles: list[str] | None = None,
-               merge_from: list[int | None] | None = None) -> str:
+               merge_from: list[int | None] | None = None, sticky: bool = False) -> str:
     """An HTML table with a stable class (the browser test and people's CSS find it by class);
     ``data-rows`` holds the number of body rows; ``row_titles`` are rows' tooltips;
     ``merge_from[i]``, when set, makes row i's cell at that index span the rest of the row (a
-    message such as a calculator error, wrapped, in the error colour). A table wider than the
-    output scrolls inside it."""
+    message such as a calculator error, wrapped, in the error colour); ``sticky``: the header
+    stays in sight while a live view's box scrolls. A table wider than the output scrolls inside it."""
     out = [f'<div class="streamsql-scroll" style="{SCROLL}"><table class="{css_class}" data-rows="{len(rows)}" '
            f'style="{_TABLE}">']
     if caption:
         out.append(f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>')
-    out.append("<thead><tr>" + "".join(f'<th style="{_CELL}">{html.escape(str(h))}</th>' for h in header)
+    th = _CELL + (";position:sticky;top:0;background:#f5f5f5" if sticky else "")
+    out.append("<thead><tr>" + "".join(f'<th style="{th}">{html.escape(str(h))}</th>' for h in header)
                + "</tr></thead><tbody>")
     for i, r in enumerate(rows):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
