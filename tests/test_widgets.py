@@ -434,17 +434,19 @@ def test_scenario_player_steps_forward_and_back(tmp_path):
 def test_scenario_view_buttons(tmp_path):
     view = workbench(scenario=SCENARIOS / "union_merge", engine="local")
     assert view.status_text().startswith("Scenario union_merge: step 0 of 5; next: P row 01:00 p1")
-    view.step_button.click()
-    view.k.value = 4
-    view.go_button.click()
-    assert view.player.pos == 4
+    # what the browser's buttons send: the click carries the fields as they are on screen
+    view.controls._message(view.controls, {"op": "step", "id": "c1", "values": {"k": "0"}}, [])
+    view.controls._message(view.controls, {"op": "go", "id": "c2", "values": {"k": "4"}}, [])
+    assert view.player.pos == 4 and view.k.value == 4
     assert "✓ matches union_merge.expected.jsonl up to step 4" in view.status_text()
     q = view.player.q
     assert [(r.step, r.values) for r in q.rows] == [(3, ("p1",)), (3, ("q1",)), (4, ("q2",))]
     assert view.view.steps.rows()[-1] == ["4", "", "01:04 q2", "01:04 q2"]
-    view.step_button.click()
-    assert view.step_button.disabled                        # all events injected
-    view.restart_button.click()
+    view.controls.click("step")
+    assert view.controls.disabled == ["step"]               # all events injected
+    view.controls._message(view.controls, {"op": "go", "id": "c3", "values": {"k": "four"}}, [])
+    assert "step k: &#x27;four&#x27; is not a step number" in view.status.value and view.player.pos == 5
+    view.controls.click("restart")
     assert view.player.pos == 0 and view.view.q is view.player.q and view.view.q is not q
     view.load(tmp_path / "missing")
     assert "not found" in view.status.value and view.player.pos == 0     # old scenario kept

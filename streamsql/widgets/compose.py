@@ -8,7 +8,8 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from ..engine.trace import event_text
-from .hooks import settle
+from .form import ClickForm
+from .hooks import LiveView, caught_up, settle
 from .live import query_key
 from .static import StaticMixin, snapshot_html, update_all
 from .injector import Injector
@@ -161,9 +162,12 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         return vega.bundle(self.timeline.chart())
 
 
-class ScenarioView(StaticMixin, widgets.VBox):
+class ScenarioView(LiveView, StaticMixin, widgets.VBox):
     """Load a scenario file and step through it: one event forward, or to any step k (going
-    back replays from the start). The views below follow the scenario's query."""
+    back replays from the start). The views below follow the scenario's query. A click (Step,
+    Go) injects and returns; the status line and the views follow as the query catches up."""
+
+    priority = 2
 
     def __init__(self, player: ScenarioPlayer | None = None, *, path: str = "", engine: str = "spark",
                  limit: int = 20, on_spark_start=None):
@@ -171,25 +175,18 @@ class ScenarioView(StaticMixin, widgets.VBox):
         self.engine = engine
         self.limit = limit
         self.on_spark_start = on_spark_start
-        self.path = widgets.Text(value=str(player.scenario.path) if player else path,
-                                 placeholder="scenarios/NAME (.sql / .events.jsonl)",
-                                 description="scenario", layout=widgets.Layout(width="420px"))
-        self.load_button = widgets.Button(description="Load", icon="folder-open")
-        self.load_button.on_click(lambda _b: self.load())
-        self.restart_button = widgets.Button(description="Restart", icon="fast-backward")
-        self.restart_button.on_click(lambda _b: self.goto(0))
-        self.step_button = widgets.Button(description="Step", icon="step-forward", button_style="primary")
-        self.step_button.add_class("streamsql-step")
-        self.step_button.on_click(lambda _b: self.step())
-        self.k = widgets.BoundedIntText(value=0, min=0, max=0, description="step k",
-                                        layout=widgets.Layout(width="150px"))
-        self.go_button = widgets.Button(description="Go", icon="play")
-        self.go_button.on_click(lambda _b: self.goto(self.k.value))
+        self.controls = ClickForm(
+            fields=[{"name": "path", "label": "scenario", "placeholder": "scenarios/NAME (.sql / .events.jsonl)",
+                     "width": "22em", "enter": "load"},
+                    {"name": "k", "label": "step k", "kind": "number", "width": "5em", "enter": "go"}],
+            buttons=[{"name": "load", "label": "Load"}, {"name": "restart", "label": "Restart"},
+                     {"name": "step", "label": "Step ▶", "primary": True}, {"name": "go", "label": "Go"}],
+            on_click=self._clicked,
+            values={"path": str(player.scenario.path) if player else path, "k": 0})
+        self.path, self.k = self.controls.field("path"), self.controls.field("k")
         self.status = widgets.HTML()
         self.body = widgets.VBox()
-        controls = widgets.HBox([self.path, self.load_button, self.restart_button, self.step_button, self.k,
-                                 self.go_button], layout=widgets.Layout(flex_flow="row wrap"))
-        super().__init__([controls, self.status, self.body])
+        super().__init__([self.controls, self.status, self.body])
         self.add_class("streamsql-scenario")
         self.view: WorkbenchView | None = None
         if player is not None:
@@ -198,12 +195,28 @@ class ScenarioView(StaticMixin, widgets.VBox):
 
     # ------------------------------------------------------------------ actions
 
+    def _clicked(self, name: str, values: dict) -> None:
+        """A click, with the fields as they were on screen: it injects and returns at once."""
+        if name == "load":
+            self.load(values.get("path", ""))
+        elif name == "restart":
+            self._run(lambda: self.player.goto(0, wait=False))
+        elif name == "step":
+            self._run(lambda: self.player.step(wait=False))
+        elif name == "go":
+            try:
+                k = int(str(values.get("k", "")).strip())
+            except ValueError:
+                self._error(ValueError(f"step k: {values.get('k')!r} is not a step number"))
+                return
+            self._run(lambda: self.player.goto(k, wait=False))
+
     def load(self, path: str | Path | None = None) -> None:
         """Load the scenario at ``path`` (or the path box) and stand before its first event."""
         if path is not None:
             self.path.value = str(path)
         try:
-            player = ScenarioPlayer(Scenario.load(self.path.value.strip()), engine=self.engine,
+            player = ScenarioPlayer(Scenario.load(str(self.path.value).strip()), engine=self.engine,
                                     on_spark_start=self.on_spark_start)
         except Exception as e:  # a bad file or statement: say so, keep the old scenario
             self._error(e)
@@ -215,16 +228,18 @@ class ScenarioView(StaticMixin, widgets.VBox):
         self._show()
 
     def step(self) -> None:
-        """Inject the next event of the scenario."""
+        """Inject the next event of the scenario (and wait for the query: a cell's call)."""
         if self.player is not None:
             self._run(self.player.step)
 
     def goto(self, k: int) -> None:
-        """Be just after step k."""
+        """Be just after step k (and wait for the query: a cell's call)."""
         if self.player is not None:
             self._run(lambda: self.player.goto(k))
 
     def _run(self, f) -> None:
+        if self.player is None:
+            return
         try:
             f()
         except Exception as e:
@@ -236,6 +251,13 @@ class ScenarioView(StaticMixin, widgets.VBox):
         self._show()
         update_all()          # a click in JupyterLab: the saved notebook's snapshots follow
 
+    def live_key(self):
+        p = self.player
+        return None if p is None else (id(p.wb), p.pos, caught_up([p.q])) + query_key(p.q)
+
+    def refresh(self) -> None:
+        self._show()
+
     # ------------------------------------------------------------------ display
 
     def _bind(self, player: ScenarioPlayer) -> None:
@@ -245,6 +267,7 @@ class ScenarioView(StaticMixin, widgets.VBox):
     def _rebind(self, player: ScenarioPlayer) -> None:
         self.view = WorkbenchView(player.q, limit=self.limit, injectors=False, player=player, steps_limit=None)
         self.body.children = [self.view]
+        self.follow(queries=[player.q], wb=player.wb)
 
     def _error(self, e: Exception) -> None:
         msg = e.caret() if hasattr(e, "caret") and getattr(e, "sql", None) else str(e)
@@ -259,6 +282,8 @@ class ScenarioView(StaticMixin, widgets.VBox):
         nxt = p.next_event()
         lines = [f"Scenario {p.scenario.name}: step {p.pos} of {p.total}"
                  + (f"; next: {_describe(nxt)}" if nxt else "; all events injected")]
+        if not caught_up([p.q]):
+            return lines[0] + "\n(the query is catching up with the events so far)"
         ok, why = p.check()
         if ok is not None:
             lines.append(("✓ " if ok else "✗ ") + why)
@@ -267,9 +292,8 @@ class ScenarioView(StaticMixin, widgets.VBox):
     def _show(self) -> None:
         p = self.player
         if p is not None:
-            self.k.max = p.total
             self.k.value = p.pos
-        self.step_button.disabled = p is None or p.pos >= p.total
+        self.controls.disabled = ["step"] if p is None or p.pos >= p.total else []
         self.status.value = (f'<pre class="streamsql-status" style="margin:2px 0">'
                              f'{html.escape(self.status_text())}</pre>')
 

@@ -116,12 +116,13 @@ class ScenarioPlayer:
         """The event the next :meth:`step` injects, or None at the end."""
         return self.scenario.events[self.pos] if self.pos < self.total else None
 
-    def step(self) -> "ScenarioPlayer":
+    def step(self, wait: bool = True) -> "ScenarioPlayer":
         """Inject the next event."""
-        return self.goto(self.pos + 1)
+        return self.goto(self.pos + 1, wait=wait)
 
-    def goto(self, k: int) -> "ScenarioPlayer":
-        """Be just after step ``k`` (0: before the first event)."""
+    def goto(self, k: int, wait: bool = True) -> "ScenarioPlayer":
+        """Be just after step ``k`` (0: before the first event); ``wait``: until the query has
+        processed it (a click does not wait: the views follow)."""
         k = max(0, min(int(k), self.total))
         if k < self.pos:
             self._start()
@@ -129,7 +130,8 @@ class ScenarioPlayer:
             events = [dataclasses.replace(e) for e in self.scenario.events[self.pos:k]]
             self.outcomes += self.wb.inject(events)
             self.pos = k
-        self.q.wait()
+        if wait:
+            self.q.wait()
         return self
 
     def restart(self) -> "ScenarioPlayer":

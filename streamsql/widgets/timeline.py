@@ -14,6 +14,7 @@ draws it with Altair; :class:`Timeline` keeps the drawing current as the query r
 from __future__ import annotations
 
 import altair as alt
+import pandas  # noqa: F401 - Altair imports it on first use: here, on the importing thread, not half-way on the redrawing one
 import ipywidgets as widgets
 import numpy as np
 
