@@ -17,6 +17,7 @@ from ..engine.types import format_value
 from ..engine.trace import event_text
 from .render import html_lines, html_table, text_table
 from .scenario import Scenario, ScenarioPlayer
+from .form import ClickForm
 from .static import StaticMixin, snapshot_html
 
 QUESTION = "released at step?"
@@ -47,12 +48,13 @@ class Exercise(StaticMixin, widgets.VBox):
             raise StreamSqlError(f"scenario {self.scenario.name} releases no rows: nothing to predict")
         self.marks: list[bool | None] | None = None
         self.step_rows: list[list[str]] | None = None
-        self.inputs = [widgets.Text(placeholder="step", layout=widgets.Layout(width="17em"),   # the question, then ~5em
-                                    description=QUESTION, style={"description_width": "initial"})
-                       for _ in self.rows]
-        labels = [widgets.HTML(f'<code>{html.escape(self.row_text(i))}</code>') for i in range(len(self.rows))]
-        self.check_button = widgets.Button(description="Check", button_style="primary")
-        self.check_button.on_click(lambda _b: self.check())
+        # the answers and Check: a form whose click carries the answers as they are on screen
+        self.form = ClickForm(
+            fields=[{"name": f"a{i}", "label": f"{self.row_text(i)}  {QUESTION}", "placeholder": "step",
+                     "width": "6em", "enter": "check"} for i in range(len(self.rows))],
+            buttons=[{"name": "check", "label": "Check", "primary": True}],
+            on_click=self._clicked, stacked=True)
+        self.inputs = [self.form.field(f"a{i}") for i in range(len(self.rows))]
         self.result = widgets.HTML()
         head = widgets.HTML(
             f"<b>Exercise {html.escape(self.scenario.name)}</b>: the query below reads the events of the table; "
@@ -60,8 +62,7 @@ class Exercise(StaticMixin, widgets.VBox):
             f"<pre>{html.escape(self.scenario.sql.strip())}</pre>"
             + html_table(self.events_table()[0], self.events_table()[1:], "streamsql-exercise-events",
                          caption="Events"))
-        form = [widgets.HBox([lab, inp]) for lab, inp in zip(labels, self.inputs)]
-        super().__init__([head, widgets.HTML("<b>Output rows</b>"), *form, self.check_button, self.result])
+        super().__init__([head, widgets.HTML("<b>Output rows</b>"), self.form, self.result])
         self.add_class("streamsql-exercise")
 
     # ------------------------------------------------------------------ content
@@ -92,9 +93,14 @@ class Exercise(StaticMixin, widgets.VBox):
         """The student's predicted step of each output row (None where left blank or not a number)."""
         out = []
         for w in self.inputs:
-            t = w.value.strip()
+            t = str(w.value).strip()
             out.append(int(t) if t.isdigit() else None)
         return out
+
+    def _clicked(self, _name: str, values: dict) -> None:
+        """Check, with the answers the click carried."""
+        self.form.values = {**self.form.values, **values}
+        self.check()
 
     def predict(self, steps: list[int | None]) -> "Exercise":
         """Fill the inputs (as a student would type them)."""
@@ -122,8 +128,7 @@ class Exercise(StaticMixin, widgets.VBox):
             f"<b>{right} of {len(self.answers)} right</b>"
             + html_table(header, rows, "streamsql-exercise-marks", row_classes=classes)
             + html_table(self.step_rows[0], self.step_rows[1:], "streamsql-step-table", caption="The real steps"))
-        for w, m in zip(self.inputs, self.marks):
-            w.style.background = "" if m is None else "#d4f7d4" if m else "#f7d4d4"
+        self.form.marks = {f"a{i}": ("good" if m else "bad") for i, m in enumerate(self.marks) if m is not None}
         return self.marks
 
     # ------------------------------------------------------------------ display

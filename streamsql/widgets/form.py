@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 import anywidget
-from traitlets import Dict, List
+from traitlets import Bool, Dict, List
 
 log = logging.getLogger("streamsql.widgets")
 _JS = Path(__file__).parent / "js"
@@ -21,6 +21,11 @@ _CSS = """
                         border: 1px solid #9e9e9e; padding: 1px 4px; }
 .streamsql-form-button { height: 26px; font-size: 12px; padding: 0 10px; cursor: pointer; }
 .streamsql-form-pending { font-family: monospace; font-size: 11px; color: #8a5a00; font-weight: bold; }
+.streamsql-form-grid { display: grid; grid-template-columns: max-content max-content; gap: 3px 10px;
+                       align-items: center; margin-bottom: 6px; }
+.streamsql-form-grid .streamsql-form-label { font-family: monospace; }
+.streamsql-form-good { background: #d4f7d4; }
+.streamsql-form-bad { background: #f7d4d4; }
 """
 
 
@@ -50,10 +55,14 @@ class ClickForm(anywidget.AnyWidget):
     buttons = List().tag(sync=True)
     values = Dict().tag(sync=True)
     disabled = List().tag(sync=True)
+    #: field -> "good" or "bad": the field is tinted (an exercise's marked answers)
+    marks = Dict().tag(sync=True)
+    #: a field a line, the buttons under them (else one row)
+    stacked = Bool(False).tag(sync=True)
 
     def __init__(self, fields: list[dict], buttons: list[dict], on_click: Callable[[str, dict], None],
-                 values: dict | None = None):
-        super().__init__(fields=fields, buttons=buttons, values=dict(values or {}))
+                 values: dict | None = None, stacked: bool = False):
+        super().__init__(fields=fields, buttons=buttons, values=dict(values or {}), stacked=stacked)
         self._on_click = on_click
         self.on_msg(self._message)
 

@@ -11,8 +11,11 @@ function render({ model, el }) {
   const inputs = {};
   const buttons = {};
   el.classList.add("streamsql-form");
+  const stacked = !!model.get("stacked");     // a field a line (label, input), the buttons under them
   const row = document.createElement("div");
-  row.className = "streamsql-form-row";
+  row.className = stacked ? "streamsql-form-grid" : "streamsql-form-row";
+  const after = document.createElement("div");
+  after.className = "streamsql-form-row";
   const waiting = document.createElement("span");
   waiting.className = "streamsql-form-pending";
 
@@ -53,10 +56,10 @@ function render({ model, el }) {
     button.textContent = b.label;
     button.addEventListener("click", () => click(b.name));
     buttons[b.name] = button;
-    row.append(button);
+    (stacked ? after : row).append(button);
   }
-  row.append(waiting);
-  el.replaceChildren(row);
+  (stacked ? after : row).append(waiting);
+  el.replaceChildren(...(stacked ? [row, after] : [row]));
 
   const showDisabled = () => {
     const off = new Set(model.get("disabled") || []);
@@ -71,6 +74,15 @@ function render({ model, el }) {
     }
     Object.assign(seen, now);
   });
+  const showMarks = () => {
+    const marks = model.get("marks") || {};
+    for (const [k, input] of Object.entries(inputs)) {
+      input.classList.toggle("streamsql-form-good", marks[k] === "good");
+      input.classList.toggle("streamsql-form-bad", marks[k] === "bad");
+    }
+  };
+  model.on("change:marks", showMarks);
+  showMarks();
   model.on("change:disabled", showDisabled);
   model.on("msg:custom", (msg) => { if (msg && pending.delete(msg.ack)) showPending(); });
   showDisabled();
