@@ -1,7 +1,7 @@
 """Tutorial notebooks 01-04, from their stored outputs (what strict nbval compares each run
 against; ``tests/test_notebooks.py`` runs nbval itself):
 
-- the seed tables they print agree with the shared scenarios (``tests/scenarios/shared``) row for
+- the seed tables they print agree with the seeds' scenarios (``streamsql/scenarios``) row for
   row and step for step, read twice: from the replay lines the notebooks print beside the
   scenario's expected lines, and from the seed-layout step tables / released-row tables;
 - every hand-derived check in them passed, and nothing is hidden from nbval;
@@ -26,7 +26,7 @@ from streamsql.engine.workbench import Workbench
 from streamsql.tutorial import basics as B
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT / "tests" / "scenarios" / "shared"
+SHARED = ROOT / "streamsql" / "scenarios"
 NOTEBOOKS = {
     "01": ROOT / "notebooks" / "01_streams_and_rowtime.ipynb",
     "02": ROOT / "notebooks" / "02_punctuation.ipynb",

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT, SCENARIOS, SHARED
+from conftest import ROOT, SCENARIOS
 
 NB05 = ROOT / "notebooks" / "05_streaming_joins.ipynb"
 NB06 = ROOT / "notebooks" / "06_calcite_tour.ipynb"
@@ -134,8 +134,7 @@ def test_the_seed_table_is_shown_beside_the_engine_table(n):
 
 def _seed_002_lines(n: int) -> list[str]:
     """The step numbers and cells of seed 002's table for query #n, read from the seed itself."""
-    # the shared seeds when they are beside the project, else the copy kept with the tests
-    files = sorted((SHARED / "seeds").glob("002_*.txt")) or sorted((ROOT / "tests" / "seeds").glob("002_*.txt"))
+    files = sorted((ROOT / "tests" / "seeds").glob("002_*.txt"))
     assert files, "seed 002 not found"
     text = files[0].read_text()
     part = text.split(f"Join query #{n}")[1].split(f"Join query #{n + 1}")[0] if n < 3 else text.split("Join query #3")[1]
