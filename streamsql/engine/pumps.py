@@ -1,5 +1,5 @@
 """Pumps: ``CREATE PUMP p AS INSERT INTO s SELECT STREAM ...`` keeps inserting a query's rows into a
-stream, and forwards the query's bounds into it (SEMANTICS.md section 4, seed 000).
+stream, and forwards the query's bounds into it (the semantics, section 4, seed 000).
 
 A started pump is a producer of its target stream, named after the pump: its clock is the pump
 query's output bound, so the target waits for it like for any slow producer, and rows the pump

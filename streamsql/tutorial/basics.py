@@ -5,7 +5,7 @@ seeds' tables, and the exercises' answer checkers.
 Everything here prints plain text with no wall-clock times, ids or timings, so that a notebook's
 outputs are the same on every run (what ``pytest --nbval`` compares).
 
-The expected answers of the exercises are derived by hand from the rules (``SEMANTICS.md``);
+The expected answers of the exercises are derived by hand from the rules (the semantics page, ``docs/semantics.md``);
 ``tests/test_notebooks_01_04.py`` checks each of them against the engine.
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ def play(wb, name: str, steps: range | tuple | None = None):
 # --------------------------------------------------------------------------- comparing with scenarios
 
 def engine_lines(source, *, bounds: bool = False, base: int | None = None) -> list[dict]:
-    """The replay lines (SEMANTICS.md section 5) of what ``source`` released: a running query
+    """The replay lines (the replay format, semantics section 5) of what ``source`` released: a running query
     (steps counted from the event after ``base``, by default from the query's start), a
     ``ScenarioPlayer`` or the ``ScenarioView`` of ``%streamsql load``."""
     player = getattr(source, "player", None) or (source if hasattr(source, "lines") else None)
@@ -97,7 +97,7 @@ def check_scenario(name: str, source, *, base: int | None = None) -> Text:
     out += ["  " + json.dumps(g) for g in got]
     if [comparable(e) for e in exp] == [comparable(g) for g in got]:
         out.append(f"✓ the same {len(exp)} lines: row for row and step for step "
-                   "(keys compare case-insensitively, SEMANTICS.md section 5)")
+                   "(keys compare case-insensitively, as the replay format says)")
     else:
         for i, (e, g) in enumerate(zip(exp, got), 1):
             if comparable(e) != comparable(g):

@@ -7,7 +7,7 @@ outputs are the same on every run (what ``pytest --nbval`` compares).
 
 The seed's tables are transcribed line by line from ``../shared/seeds/004_*.txt``; the rows of
 the examples it prints no table for, and the expected answers of the exercises, are derived by
-hand from the rules (``SEMANTICS.md``), and ``tests/test_notebooks_05_07.py`` checks the
+hand from the rules (the semantics page, ``docs/semantics.md``), and ``tests/test_notebooks_05_07.py`` checks the
 exercises against the engine.
 """
 from __future__ import annotations

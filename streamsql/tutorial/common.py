@@ -176,7 +176,7 @@ def _same_value(a, b) -> bool:
 
 
 def compare_calc_errors(q, result, rows: list[tuple], errors: list[tuple]) -> Text:
-    """Check what query ``q`` did with rows it cannot compute (SEMANTICS.md section 1, calculator
+    """Check what query ``q`` did with rows it cannot compute (the semantics, section 1, calculator
     errors) against what was derived by hand. Events are counted from the query's start (1: the
     first event after it started).
 

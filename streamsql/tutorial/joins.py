@@ -6,7 +6,7 @@ Everything here prints plain text with no wall-clock times, ids or timings, so t
 outputs are the same on every run (what ``pytest --nbval`` compares).
 
 The seed's tables are transcribed line by line from ``../shared/seeds/002_*.txt``; the expected
-answers of the exercises are derived by hand from the rules (``SEMANTICS.md``), and
+answers of the exercises are derived by hand from the rules (the semantics page, ``docs/semantics.md``), and
 ``tests/test_notebooks_05_07.py`` checks each of them against the engine.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _engine_lines(q) -> list[dict]:
 
 def check_scenario(q, name: str) -> Text:
     """Compare what ``q`` released with ``NAME.expected.jsonl`` (the executable form of
-    SEMANTICS.md), row for row and step for step, for the events injected so far (steps are
+    the semantics), row for row and step for step, for the events injected so far (steps are
     counted from the query's start: the scenario's event lines)."""
     done = q.wb.last_seq - q.start_seq
     total = len(scenario_events(name))
@@ -150,7 +150,7 @@ SELECT STREAM
   |                     |                      | 10:12:00 null null null 1 ORCL 10
 """), note="The seed's select list (t.ticker, t.tradeId, a trailing comma) does not fit its own data: the "
              "scenario selects t.orderId AS tradeOrderId, t.ticker AS tradeTicker, t.amount AS tradeAmount, "
-             "which is what the seed's output rows show; OUTER JOIN is FULL OUTER JOIN (SEMANTICS.md 3.5)."),
+             "which is what the seed's output rows show; OUTER JOIN is FULL OUTER JOIN (the semantics, section 3.5)."),
 }
 
 

@@ -1,4 +1,4 @@
-"""Window joins of two streams, and stream-table lookups (SEMANTICS.md 3.5).
+"""Window joins of two streams, and stream-table lookups (the semantics, section 3.5).
 
 Side ``i`` has a window ``[T - p_i, T + f_i]`` around the base time T; its row at ``r`` is in its
 window for base times ``[r - f_i, r + p_i]``. Two rows match when the condition holds and those
@@ -8,7 +8,7 @@ it is stamped ``r + p_i``. A row is kept only while some future row of the other
 still overlap it, which (rows arriving in rowtime order) makes each side's memory a queue.
 
 A row whose join keys, or whose condition with one of the partners it meets, cannot be computed
-is refused (SEMANTICS.md 1): it joins nothing, is not kept and is never released unmatched.
+is refused (the semantics, section 1): it joins nothing, is not kept and is never released unmatched.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The release rule (SEMANTICS.md 3), the one place both runtimes take it from.
+"""The release rule (the semantics, section 3), the one place both runtimes take it from.
 
 A candidate an operator produced, stamped ``T``, leaves it when (1) ``T <= present``, the minimum
 of its input clocks, and (2) ``T <= F``, the earliest stamp the operator can still produce

@@ -1,6 +1,6 @@
 """Periods of a monotonic time key (FLOOR/CEIL/STEP of ROWTIME, ROWTIME itself, plus or minus a
 fixed interval): for a rowtime, the key's value and the *end* of its period, the earliest rowtime
-at which the key takes its next value (SEMANTICS.md 3.3). Scalar and vectorised."""
+at which the key takes its next value (the semantics, section 3.3). Scalar and vectorised."""
 from __future__ import annotations
 
 import numpy as np

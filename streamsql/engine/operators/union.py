@@ -1,5 +1,5 @@
 """UNION ALL: the ordered merge. It holds nothing itself; the release rule (stamp <= present)
-makes a row wait until every other input's clock has reached it (SEMANTICS.md 3.2)."""
+makes a row wait until every other input's clock has reached it (the semantics, section 3.2)."""
 from __future__ import annotations
 
 from .base import Candidate, Operator, encode_ints

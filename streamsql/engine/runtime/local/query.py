@@ -1,11 +1,11 @@
 """The local runtime: runs a query's plan in-process, one injected event at a time.
 
 It is the oracle the Spark runtime is checked against, so it stays literal: every node keeps its
-output clock, every stateful node applies the release rule of SEMANTICS.md section 3 after each
+output clock, every stateful node applies the release rule (the semantics, section 3) after each
 event, and nothing is batched, bucketed or skipped.
 
 Rows an operator refuses (calculator errors, a T-sort's late rows) become error records at the
-step that brought the row to the operator (SEMANTICS.md 1 and 5); within a step they are listed
+step that brought the row to the operator (the semantics, sections 1 and 5); within a step they are listed
 operator by operator, inputs before the operators they feed (post-order), each in processing
 order. Every row carries the named stream it came from, which is the error's STREAM_NAME.
 """

@@ -1,4 +1,4 @@
-"""Rows a branch's WHERE or projections cannot compute (calculator errors, SEMANTICS.md 1) on Spark.
+"""Rows a branch's WHERE or projections cannot compute (calculator errors, the semantics, section 1) on Spark.
 
 A branch computes its rows in Spark SQL with an error flag (``sqlgen``). A flagged row becomes an
 ``ev`` 4 row of its leaf (``up`` -1) carrying its *failure*: the branch it came through and the row

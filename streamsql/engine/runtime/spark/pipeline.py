@@ -9,7 +9,7 @@ releases rows by the merge's own stamps. Rows go to one key bucket; timelines an
 reports go to every bucket.
 
 A branch's WHERE and projections also compute a flag (``sqlgen``): TRUE where the row raises a
-calculator error (SEMANTICS.md 1), which the Python evaluator would raise in the same place (a
+calculator error (the semantics, section 1), which the Python evaluator would raise in the same place (a
 filter that drops the row first means no error). Such a row produces no output: it becomes a
 row of the leaf with ``ev`` 4 whose ``blob`` is its *failure* (``failures.py``: the branch and the
 row it received); the stage input reading the leaf turns it into the error record and lets it

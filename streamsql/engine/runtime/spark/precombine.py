@@ -13,7 +13,7 @@ order: COUNT, MIN, MAX, FIRST/LAST_VALUE, SUM/AVG of exact numbers, and SUM/AVG 
 the operator sums exactly (operators/exactsum.py): here each double is split into its mantissa
 and exponent and the mantissas are summed per (group, exponent) in int64 (:func:`float_sums`),
 so that only a few Python big-int operations per group remain. Queries where a row could be
-refused for a calculator error (SEMANTICS.md 1), which only the operator decides row by row,
+refused for a calculator error (the semantics, section 1), which only the operator decides row by row,
 take the row-by-row path: keys or arguments that can fail, and sums that can leave their type (of
 BIGINT, or of DECIMALs wider than 28 digits: a sum of narrower values needs 2**32 or 10**10 rows
 in one group to overflow, more than any batch and any stream here).
@@ -66,7 +66,7 @@ PRECOMBINE_ENV = "STREAMSQL_PRECOMBINE"
 
 class PrecombineReach(StreamSqlError):
     """A pre-combined partial of a float SUM met a group whose sum is within its reach of
-    DOUBLE's range: whether one of its rows must be refused (SEMANTICS.md 1) can only be decided
+    DOUBLE's range: whether one of its rows must be refused (the semantics, section 1) can only be decided
     row by row, so the query stops rather than give another answer."""
 
     def __init__(self, text: str, so_far: float):

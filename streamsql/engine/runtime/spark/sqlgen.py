@@ -1,7 +1,7 @@
 """Typed expressions rendered as Spark SQL text, by the function table's templates.
 
 Each expression gives two pieces of SQL: its value, and a *flag* that is TRUE exactly where the
-Python evaluator raises a calculator error (SEMANTICS.md 1) -- the argument's flags first, in
+Python evaluator raises a calculator error (the semantics, section 1) -- the argument's flags first, in
 the order Python evaluates them (AND, OR, CASE and COALESCE stop early), then the function's own
 condition (``try_*`` gave NULL from non-NULL operands, a division by zero, an infinity). A row
 whose flag is TRUE produces no value; the runtime re-evaluates it in Python for the message. The
