@@ -1,165 +1,48 @@
-"""Streams, tables, views and producers; the error stream.
+"""The catalog: streams, tables, views and pumps by name, and what every injected event does.
 
-The catalog decides, for every injected event, what leaves each named stream (SEMANTICS.md
-section 2): with several producers a row waits until every attached producer's clock has reached
-it; a row below the stream's bound or its producer's clock is late and goes to the error stream
-(the rule is :mod:`streamsql.engine.lateness`);
-a producer may not move its own bound backwards. The rows and bounds that leave a stream are the
-*stream log* that queries read (:mod:`streamsql.engine.log`).
+It decides, for every injected event, what leaves each named stream (the semantics, section 2);
+the parts it is made of:
 
-Everything here is plain data so that the whole catalog serialises to one JSON snapshot, which is
-the commit point of the workspace.
+- :mod:`.definitions`: events, outcomes, stream-log entries and the definitions (plain data);
+- :mod:`.producers`: each stream's producers and clocks, and what an event lets out of it;
+- :mod:`.errorstream`: the error stream ``ERRORS`` and the rows written to it;
+- :mod:`.snapshot`: the whole catalog as one JSON snapshot, the commit point of the workspace.
+
+The rows and bounds that leave a stream are the *stream log* that queries read
+(:mod:`streamsql.engine.log`).
 """
 from __future__ import annotations
 
-import bisect
-import datetime as _dt
-import decimal
-import logging
 import time as _time
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from . import lateness
-from . import time as T
-from .errors import EventError, SqlError, StreamSqlError, one_line
-from .paths import check_sql_name, safe_component
-from .plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
-from .types import SqlType, dumps_row, to_json_value
-from .values import coerce
+from .. import time as T
+from ..errors import EventError, SqlError, one_line
+from ..paths import safe_component
+from ..plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
+from ..values import coerce
+from . import snapshot
+from .definitions import (DEFAULT_PRODUCER, MAX_EVENT_TIME, MIN_EVENT_TIME, Event, LogEntry, Outcome, StreamDef,
+                          TableDef, ViewDef)
+from .errorstream import ERROR_FIELDS, ERROR_STREAM, ErrorStream
+from .producers import Late, Producer, StreamState, admit
 
-log = logging.getLogger("streamsql.late")
-calc_log = logging.getLogger("streamsql.calc")   # calculator errors: the 1st, 10th, ... per query
-
-ERROR_STREAM = "ERRORS"
-#: the times an event may carry: the years 0001 to 9999 (what a TIMESTAMP can show)
-MIN_EVENT_TIME = T.from_datetime(_dt.datetime(1, 1, 1))
-MAX_EVENT_TIME = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
-DEFAULT_PRODUCER = "default"
-
-ERROR_FIELDS = [
-    Field("ERROR_TIME", SqlType("TIMESTAMP", nullable=False)),
-    Field("ERROR_LEVEL", SqlType("VARCHAR", 10, nullable=False)),
-    Field("ERROR_NAME", SqlType("VARCHAR", 40, nullable=False)),
-    Field("MESSAGE", SqlType("VARCHAR", nullable=False)),
-    Field("DATA_ROWTIME", SqlType("TIMESTAMP")),
-    Field("DATA_ROW", SqlType("VARCHAR")),
-    Field("STREAM_NAME", SqlType("VARCHAR", 128, nullable=False)),
-    Field("PRODUCER", SqlType("VARCHAR", 128)),
-    Field("STEP", SqlType("BIGINT", nullable=False)),
-]
+__all__ = ["Catalog", "Event", "Outcome", "LogEntry", "StreamDef", "TableDef", "ViewDef", "Producer", "StreamState",
+           "ERROR_STREAM", "ERROR_FIELDS", "DEFAULT_PRODUCER", "MIN_EVENT_TIME", "MAX_EVENT_TIME", "now_ms"]
 
 
-# --------------------------------------------------------------------------- events
-
-@dataclass
-class Event:
-    """One injected event: a row, a bound (punctuation), or a producer attaching/detaching."""
-    stream: str
-    kind: str                          # "row" | "bound" | "attach" | "detach"
-    rowtime: int | None = None         # row time, or the bound's value
-    values: dict | None = None
-    strict: bool = False
-    producer: str | None = None
-
-    def describe(self) -> str:
-        """The event in one line, for logs and messages."""
-        who = f" ({self.producer})" if self.producer and self.producer != DEFAULT_PRODUCER else ""
-        if self.kind == "row":
-            vals = ", ".join(f"{k}={v!r}" for k, v in (self.values or {}).items())
-            return f"{self.stream}{who} row {T.format_timestamp(self.rowtime)} {vals}".rstrip()
-        if self.kind == "bound":
-            return f"{self.stream}{who} bound {'>' if self.strict else '>='} {T.format_timestamp(self.rowtime)}"
-        return f"{self.stream}{who} {self.kind}"
+def now_ms() -> int:
+    """The wall clock in epoch milliseconds (what ``'now'`` means)."""
+    return int(_time.time() * 1000)
 
 
-@dataclass
-class Outcome:
-    """What the catalog did with an event. ``status``: ``ok``, ``late`` (rejected, written to
-    the error stream), ``error`` (refused, nothing changed) or ``eclipsed`` (a bound that carried
-    no information)."""
-    seq: int
-    event: Event
-    status: str
-    message: str | None = None
-    clock: int | None = None           # for late rows: the clock the row violated
-    bound_before: int = T.NO_TIME      # the stream's bound before/after the event
-    bound_after: int = T.NO_TIME
-    released: int = 0                  # rows that left the stream because of this event
-    late_count: int = 0
-    producer_clock: bool = False       # the late row violated its producer's clock (not the stream's)
+def _is_unicode(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
-
-@dataclass
-class LogEntry:
-    """An entry of the stream log: a row leaving the stream, or the stream's bound moving."""
-    seq: int
-    kind: int                          # log.ROW or log.BOUND
-    rowtime: int
-    clock: int
-    values: tuple | None = None
-
-
-# --------------------------------------------------------------------------- definitions
-
-@dataclass
-class StreamDef:
-    name: str
-    uid: str
-    fields: list[Field]
-    system: bool = False
-    foreign: dict | None = None
-    history: bool = False
-    sql: str = ""
-    # relational SELECT (issue 7): how far back the retained history reaches from the stream's
-    # clock, in ms; None keeps all of it (only meaningful when ``history`` is on)
-    history_window: int | None = None
-
-
-@dataclass
-class TableDef:
-    name: str
-    fields: list[Field]
-    rows: list[tuple] = field(default_factory=list)
-    sql: str = ""
-
-
-@dataclass
-class ViewDef:
-    name: str
-    column_names: list[str] | None
-    body_sql: str
-    sql: str = ""
-
-
-@dataclass
-class Producer:
-    clock: int = T.NO_TIME
-    attached: bool = True
-
-
-@dataclass
-class StreamState:
-    """The moving parts of a stream: its bound (the strongest bound passed to readers), its
-    producers and the rows waiting for slower producers."""
-    bound: int = T.NO_TIME
-    producers: dict[str, Producer] = field(default_factory=dict)
-    pending: list = field(default_factory=list)   # sorted [(rowtime, seq, producer, values)]
-    late_count: int = 0
-    rows_in: int = 0
-    bounds_in: int = 0
-    eclipsed: int = 0
-
-    def attached(self) -> list[str]:
-        return [p for p, s in self.producers.items() if s.attached]
-
-    def outgoing(self) -> int:
-        """The bound the stream can pass on: the slowest attached producer's clock."""
-        att = [max(s.clock, self.bound) for s in self.producers.values() if s.attached]
-        return min(att) if att else T.END_OF_TIME
-
-
-# --------------------------------------------------------------------------- the catalog
 
 class Catalog:
     """Definitions plus per-stream state; decides what every injected event does."""
@@ -171,7 +54,7 @@ class Catalog:
         self.views: dict[str, ViewDef] = {}
         self.pumps: dict[str, dict] = {}
         self.next_seq = 1
-        self._uid_counter = 0
+        self.uid_counter = 0
         #: the number of the last late error commit (the log's late segments carry theirs); None in
         #: a workspace made before they were numbered (its late segments are all committed)
         self.late_commits: int | None = 0
@@ -183,8 +66,8 @@ class Catalog:
         self.state[ERROR_STREAM] = StreamState()
 
     def _new_uid(self, name: str) -> str:
-        self._uid_counter += 1
-        return f"{self._uid_counter:04d}_{safe_component(name)}"
+        self.uid_counter += 1
+        return f"{self.uid_counter:04d}_{safe_component(name)}"
 
     # ------------------------------------------------------------------ lookup (CatalogReader)
 
@@ -284,7 +167,7 @@ class Catalog:
         self.pumps.pop(name, None)
         return d
 
-    # ------------------------------------------------------------------ history (issue 7, relational SELECT)
+    # ------------------------------------------------------------------ history (relational SELECT)
 
     def set_history(self, name: str, window_ms: int | None = None, *, enabled: bool = True) -> StreamDef:
         """Let relational queries read a stream's retained history: the rows whose rowtime is
@@ -347,137 +230,27 @@ class Catalog:
         if d.system:
             return Outcome(seq, ev, "error", f"{d.name} is written by the engine; it cannot be inserted into")
         st = self.state[d.name]
-        if ev.producer is not None:
-            try:
-                check_sql_name(ev.producer, "producer")
-            except StreamSqlError as e:
-                return Outcome(seq, ev, "error", f"stream {d.name}: {e}")
-        p = ev.producer or DEFAULT_PRODUCER
-        before = st.bound
-        if ev.kind in ("row", "bound") and ev.rowtime is not None and not _event_time(ev.rowtime):
-            what = "a row's rowtime" if ev.kind == "row" else "a bound"
-            return Outcome(seq, ev, "error", one_line(f"{what} for stream {d.name} must be a time between 0001-01-01 "
-                                                      f"and 9999-12-31, not {ev.rowtime!r}", limit=200))
-        if ev.kind == "row":
-            if ev.rowtime is None:
-                return Outcome(seq, ev, "error", f"a row for stream {d.name} needs a rowtime")
-            try:
-                values = self.coerce_values(d, ev.values)
-            except EventError as e:
-                return Outcome(seq, ev, "error", str(e), bound_before=before, bound_after=before)
-            clock = lateness.clock(st, p)
-            if lateness.is_late(ev.rowtime, clock):
-                by_producer = clock > st.bound      # the row violated its producer's clock, not the stream's
-                self._report_late(d, st, ev, seq, clock, by_producer, out)
-                return Outcome(seq, ev, "late", None, clock=clock, bound_before=before, bound_after=before,
-                               late_count=st.late_count, producer_clock=by_producer)
-            prod = st.producers.get(p)
-            if prod is None or not prod.attached:
-                prod = st.producers[p] = Producer()
-            prod.clock = max(prod.clock, ev.rowtime)
-            st.rows_in += 1
-            bisect.insort(st.pending, (ev.rowtime, seq, p, values), key=lambda x: (x[0], x[1]))
-            released = self._flush(d, st, seq, out)
-            return Outcome(seq, ev, "ok", bound_before=before, bound_after=st.bound, released=released)
-        if ev.kind == "bound":
-            if ev.rowtime is None:
-                return Outcome(seq, ev, "error", f"a bound for stream {d.name} needs a time")
-            t = T.bound_value(ev.rowtime, ev.strict)
-            prod = st.producers.get(p)
-            if prod is not None and prod.attached and t < prod.clock:
-                who = "" if p == DEFAULT_PRODUCER else f"producer {p} of "
-                return Outcome(seq, ev, "error",
-                               f"bound {T.format_timestamp(t)} on {who}stream {d.name} is before that "
-                               f"producer's clock {T.format_timestamp(prod.clock)}; a producer's bound "
-                               f"cannot move backwards", bound_before=before, bound_after=before)
-            if prod is None or not prod.attached:
-                prod = st.producers[p] = Producer()
-            eclipsed = t <= max(st.bound, prod.clock)
-            prod.clock = max(prod.clock, t)
-            st.bounds_in += 1
-            released = self._flush(d, st, seq, out)
-            if eclipsed:
-                st.eclipsed += 1
-            return Outcome(seq, ev, "eclipsed" if eclipsed else "ok", bound_before=before,
-                           bound_after=st.bound, released=released)
-        if ev.kind == "attach":
-            prod = st.producers.get(p)
-            if prod is not None and prod.attached:
-                return Outcome(seq, ev, "eclipsed", f"producer {p} is already attached to {d.name}",
-                               bound_before=before, bound_after=before)
-            st.producers[p] = Producer()
-            return Outcome(seq, ev, "ok", bound_before=before, bound_after=before)
-        if ev.kind == "detach":
-            prod = st.producers.get(p)
-            if prod is None or not prod.attached:
-                return Outcome(seq, ev, "error", f"producer {p} is not attached to stream {d.name}",
-                               bound_before=before, bound_after=before)
-            prod.attached = False
-            released = self._flush(d, st, seq, out)
-            return Outcome(seq, ev, "ok", bound_before=before, bound_after=st.bound, released=released)
-        return Outcome(seq, ev, "error", f"unknown event kind {ev.kind!r}")
+        try:
+            return admit(d, st, ev, seq, out, self.coerce_values)
+        except Late as late:
+            self.errors.late_row(d, st, ev, self._safe_values(d, ev.values), seq, late.clock, late.by_producer, out)
+            return Outcome(seq, ev, "late", None, clock=late.clock, bound_before=st.bound, bound_after=st.bound,
+                           late_count=st.late_count, producer_clock=late.by_producer)
 
-    def _flush(self, d: StreamDef, st: StreamState, seq: int, out: dict[str, list[LogEntry]]) -> int:
-        """Let out every pending row the slowest producer allows; move the stream's bound."""
-        limit = st.outgoing()
-        n = 0
-        while n < len(st.pending) and st.pending[n][0] <= limit:
-            n += 1
-        leaving, st.pending = st.pending[:n], st.pending[n:]
-        new_bound = st.bound
-        if leaving:
-            new_bound = max(new_bound, leaving[-1][0])
-        if limit < T.END_OF_TIME:
-            new_bound = max(new_bound, limit)
-        if not leaving and new_bound == st.bound:
-            return 0
-        entries = out.setdefault(d.name, [])
-        for rowtime, _s, _p, values in leaving:
-            entries.append(LogEntry(seq, 0, rowtime, new_bound, values))
-        if not leaving or new_bound > leaving[-1][0]:
-            entries.append(LogEntry(seq, 1, new_bound, new_bound, None))
-        st.bound = new_bound
-        return len(leaving)
-
-    def _report_late(self, d: StreamDef, st: StreamState, ev: Event, seq: int, clock: int, by_producer: bool,
-                     out: dict[str, list[LogEntry]]):
-        data = {f.name: to_json_value(v, f.type) for f, v in zip(d.fields, self._safe_values(d, ev.values))}
-        t, row = lateness.reject(st, self.state[ERROR_STREAM], d.name, ev.rowtime, clock, data,
-                                 ev.producer or DEFAULT_PRODUCER, seq, by_producer=by_producer)
-        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
+    @property
+    def errors(self) -> ErrorStream:
+        """The error stream's writer (its state is this catalog's)."""
+        return ErrorStream(self.state[ERROR_STREAM], self.__dict__.setdefault("_calc_counts", {}))
 
     def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
-        """A row a query's operator refused (a T-sort's late row, a calculator error) goes to the
-        error stream at the step that refused it, stamped with the bound it violated (a
-        calculator error: the row's rowtime); the log gets the 1st, 10th, 100th ... of them."""
-        est = self.state[ERROR_STREAM]
-        t = max(est.bound, err.bound)
-        est.bound = t
-        est.rows_in += 1
-        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, err.error_values(stream, t, producer)))
-        if err.is_calc:
-            # the 1st, 10th, 100th ... calculator error of each query; the message names the query,
-            # the expression and its operands
-            counts = self.__dict__.setdefault("_calc_errors", {})
-            n = counts[producer] = counts.get(producer, 0) + 1
-            if lateness.is_power_of_ten(n):
-                calc_log.warning("calculator error #%d (step %d): %s", n, seq, err.message)
-        elif lateness.is_power_of_ten(est.rows_in):
-            log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
-                        err.message)
+        """A row a query's operator refused (:meth:`ErrorStream.operator_error`)."""
+        self.errors.operator_error(seq, stream, producer, err, out)
 
     def report_pump_error(self, seq: int, target: str, pump: str, message: str, rowtime: int, values: dict,
                           out: dict) -> None:
-        """A row a pump could not insert into its target (it does not fit the target's columns)."""
-        est = self.state[ERROR_STREAM]
-        t = max(est.bound, self.state[target].bound if target in self.state else T.NO_TIME)
-        est.bound = t
-        est.rows_in += 1
-        data = {k: to_json_value(v) for k, v in values.items()}
-        row = (t, "ERROR", "PUMP_ROW_REFUSED", f"Pump {pump} could not insert into {target}: {message}", rowtime,
-               dumps_row(data), target, pump, seq)
-        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
-        log.warning("pump %s (step %d): %s", pump, seq, message)
+        """A row a pump could not insert into its target (:meth:`ErrorStream.pump_error`)."""
+        bound = self.state[target].bound if target in self.state else T.NO_TIME
+        self.errors.pump_error(seq, target, bound, pump, message, rowtime, values, out)
 
     def _safe_values(self, d: StreamDef, values):
         try:
@@ -496,101 +269,15 @@ class Catalog:
 
     # ------------------------------------------------------------------ snapshot
 
+    # ------------------------------------------------------------------ snapshot
+
     def to_json(self) -> dict:
-        return {
-            "next_seq": self.next_seq,
-            "uid_counter": self._uid_counter,
-            "late_commits": self.late_commits or 0,
-            "streams": [{"name": d.name, "uid": d.uid, "fields": [_field_json(f) for f in d.fields],
-                         "system": d.system, "foreign": d.foreign, "history": d.history, "sql": d.sql,
-                         "history_window": d.history_window,   # relational SELECT (issue 7)
-                         "state": _state_json(self.state[d.name], d)}
-                        for d in self.streams.values()],
-            "tables": [{"name": t.name, "fields": [_field_json(f) for f in t.fields], "sql": t.sql,
-                        "rows": [[_value_json(v) for v in r] for r in t.rows]} for t in self.tables.values()],
-            "views": [{"name": v.name, "column_names": v.column_names, "body_sql": v.body_sql, "sql": v.sql}
-                      for v in self.views.values()],
-            "pumps": list(self.pumps.values()),
-        }
+        """The catalog as one JSON document (:mod:`.snapshot`)."""
+        return snapshot.to_json(self)
 
     @classmethod
     def from_json(cls, j: dict) -> "Catalog":
+        """The catalog a :meth:`to_json` document describes."""
         c = cls.__new__(cls)
-        c.next_seq = j["next_seq"]
-        c._uid_counter = j["uid_counter"]
-        late = j.get("late_commits")
-        if late is not None and (not isinstance(late, int) or isinstance(late, bool) or late < 0):
-            raise TypeError("\"late_commits\" is not a count")
-        c.late_commits = late
-        c.streams, c.state, c.tables, c.views, c.pumps = {}, {}, {}, {}, {}
-        for s in j["streams"]:
-            fields = [_field_from(f) for f in s["fields"]]
-            d = StreamDef(s["name"], s["uid"], fields, s["system"], s["foreign"], s["history"], s["sql"])
-            d.history_window = s.get("history_window")   # relational SELECT (issue 7)
-            c.streams[d.name] = d
-            c.state[d.name] = _state_from(s["state"], d)
-        for t in j["tables"]:
-            fields = [_field_from(f) for f in t["fields"]]
-            c.tables[t["name"]] = TableDef(t["name"], fields,
-                                           [tuple(_value_from(v, f.type) for v, f in zip(r, fields))
-                                            for r in t["rows"]], t["sql"])
-        for v in j["views"]:
-            c.views[v["name"]] = ViewDef(v["name"], v["column_names"], v["body_sql"], v["sql"])
-        for p in j.get("pumps", []):
-            c.pumps[p["name"]] = p
+        snapshot.fill_from_json(c, j)
         return c
-
-
-def _event_time(t) -> bool:
-    return isinstance(t, int) and not isinstance(t, bool) and MIN_EVENT_TIME <= t <= MAX_EVENT_TIME
-
-
-def _is_unicode(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def now_ms() -> int:
-    return int(_time.time() * 1000)
-
-
-def _field_json(f: Field) -> dict:
-    return {"name": f.name, "type": f.type.to_json()}
-
-
-def _field_from(j: dict) -> Field:
-    return Field(j["name"], SqlType.from_json(j["type"]))
-
-
-def _value_json(v):
-    if isinstance(v, decimal.Decimal):
-        return {"$d": str(v)}
-    if isinstance(v, T.Interval):
-        return {"$i": [v.months, v.millis]}
-    return v
-
-
-def _value_from(v, t: SqlType):
-    if isinstance(v, dict) and "$d" in v:
-        return decimal.Decimal(v["$d"])
-    if isinstance(v, dict) and "$i" in v:
-        return T.Interval(*v["$i"])
-    return v
-
-
-def _state_json(st: StreamState, d: StreamDef) -> dict:
-    return {"bound": st.bound, "late_count": st.late_count, "rows_in": st.rows_in, "bounds_in": st.bounds_in,
-            "eclipsed": st.eclipsed,
-            "producers": {p: [s.clock, s.attached] for p, s in st.producers.items()},
-            "pending": [[r, s, p, [_value_json(v) for v in vals]] for r, s, p, vals in st.pending]}
-
-
-def _state_from(j: dict, d: StreamDef) -> StreamState:
-    st = StreamState(j["bound"], {p: Producer(c, a) for p, (c, a) in j["producers"].items()}, [],
-                     j["late_count"], j["rows_in"], j.get("bounds_in", 0), j.get("eclipsed", 0))
-    st.pending = [(r, s, p, tuple(_value_from(v, f.type) for v, f in zip(vals, d.fields)))
-                  for r, s, p, vals in j["pending"]]
-    return st
