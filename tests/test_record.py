@@ -15,7 +15,7 @@ import pytest
 from streamsql import Event, Workbench
 from streamsql.engine import time as T
 from streamsql.engine.cli import read_events, replay
-from streamsql.engine.record import SaveError
+from streamsql.engine.recording import SaveError
 
 from conftest import ALL_SCENARIOS, PROJECT_SCENARIOS
 from conftest import SCENARIOS as SEED_SCENARIOS
