@@ -62,7 +62,6 @@ INT_RANGE = {n: (-(1 << (b - 1)), (1 << (b - 1)) - 1) for n, b in INT_BITS.items
 #: TIMESTAMP values: years 0001 to 9999, as SQL says, in epoch milliseconds
 TS_MIN = T.from_datetime(_dt.datetime(1, 1, 1))
 TS_MAX = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
-FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def out_of_range(t: SqlType) -> CalcError:

@@ -61,7 +61,6 @@ class JoinOp(_Refusing, Operator):
         self.by_key = ({}, {})                         # per side: key -> deque of _Kept
         self.unmatched = (deque(), deque())            # outer sides: kept rows not matched yet
         self.nulls = (deque(), deque())                # outer sides: rows with a NULL key (never match)
-        self.discovered = 0
         self._compile()
 
     def _compile(self):

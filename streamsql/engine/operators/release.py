@@ -50,6 +50,11 @@ def release_arrival(release_seq: int, stamp: int, tie: bytes) -> bytes:
     return encode_ints(release_seq, stamp) + tie
 
 
+def stream_arrival(seq: int, sub: int) -> bytes:
+    """The arrival key of the ``sub``-th row that left a named stream at step ``seq``."""
+    return encode_ints(seq, sub)
+
+
 def first_reach(pts: np.ndarray, frontier: np.ndarray, initial: int, stamps: np.ndarray,
                 avail: np.ndarray) -> np.ndarray:
     """The vector form over a micro-batch: per row, the first point ``>= avail`` where the
