@@ -28,7 +28,6 @@ from pathlib import Path
 
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
 from ...plan import Aggregate, Filter, Join, Project, Query, Window
-from ...types import spark_type_ddl
 from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs, trace_hosts
 from .failures import Branch, Failures, failure_sql
 from .frames import EV_ERROR, value_col
@@ -37,6 +36,7 @@ from . import precombine
 from .sink import Sink
 from .source import NAME, stream_prefix
 from .sqlgen import SparkSql, quote_ident
+from .sqltext import spark_type_ddl
 from .stage import StageSpec, make_processor
 from .trace import TraceAssembler
 

@@ -16,8 +16,9 @@ from ...operators.aggregate import Acc
 from ...operators.sort import sort_nulls_first
 from ...plan import Aggregate, Field, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
 from ...relational import Row, leaf_rows, period_keys, unsupported
-from ...types import arrow_type, spark_type_ddl
+from ...types import arrow_type
 from .sqlgen import SparkSql, quote_ident
+from .sqltext import spark_type_ddl
 
 
 class SparkRelational:

@@ -1,11 +1,23 @@
-"""Pieces of Spark SQL text the function table's templates are made of (strings only: nothing
-here imports pyspark). Times are epoch milliseconds (BIGINT) in Spark as everywhere else."""
+"""Pieces of Spark SQL text: the Spark type of each SQL type, literals, conversions, time floors,
+and the checks calculator errors are flagged with (strings only: nothing here imports pyspark).
+Times are epoch milliseconds (BIGINT) in Spark as everywhere else."""
 from __future__ import annotations
 
 import decimal
 
-from .. import time as T
-from ..types import SqlType, spark_type_ddl
+from ... import time as T
+from ...functions.spec import TS_MAX, TS_MIN
+from ...types import SqlType
+
+
+def spark_type_ddl(t: SqlType) -> str:
+    """The Spark SQL type a value of ``t`` is kept in (a TIMESTAMP as BIGINT milliseconds)."""
+    n = t.name
+    return {
+        "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INTEGER": "INT",
+        "BIGINT": "BIGINT", "TIMESTAMP": "BIGINT", "REAL": "FLOAT", "DOUBLE": "DOUBLE",
+        "VARCHAR": "STRING", "CHAR": "STRING", "INTERVAL": "STRING", "NULL": "STRING",
+    }.get(n) or f"DECIMAL({t.precision},{t.scale})"
 
 #: Java's infinities, for the overflow checks of DOUBLE and REAL results
 INF_DOUBLE = "CAST('Infinity' AS DOUBLE)"
@@ -79,3 +91,8 @@ def sql_or(a: str, b: str) -> str:
     if b == "FALSE":
         return a
     return f"({a} OR {b})"
+
+
+def ts_out_of_range(v: str) -> str:
+    """TRUE where the BIGINT ``v`` is no TIMESTAMP (outside the years 0001-9999)."""
+    return f"({v} < {TS_MIN} OR {v} > {TS_MAX})"
