@@ -332,7 +332,7 @@ def fills_chart(q):
 
 # --------------------------------------------------------------------------- exercises of notebook 07
 
-def first_release_step(table) -> int:
+def _first_release_step(table) -> int:
     """The step that releases the first hourly rows: the first Trades event (row or bound) at or
     after 01:00, which closes the hour 00:00-01:00 (steps count the table's events from 1)."""
     import numpy as np
@@ -348,7 +348,7 @@ def check_first_release(answer, table) -> Verdict:
         return _say(None, "the 00:00 groups are complete when the Trades clock reaches 01:00. Find the first event of "
                           "the table on Trades (a row or a bound) whose ROWTIME is 01:00 or later; its step is its "
                           "position in the table, counting from 1.")
-    truth = first_release_step(table)
+    truth = _first_release_step(table)
     a = _as_int(answer)
     if a == truth:
         return _say(True, f"step {truth:,}: the first Trades event at or after 01:00 closes the 00:00 hour of every "
@@ -374,7 +374,7 @@ def _sample(table, minutes: int = 20):
     return pa.concat_tables([head, end.cast(head.schema)])
 
 
-def expected_fills(table, minutes: int = 20) -> list[tuple]:
+def _expected_fills(table, minutes: int = 20) -> list[tuple]:
     """Per ticker, the matches of the sample's orders (every trade of the same order id within
     ten minutes after the order, both ends included) and their traded amount; computed with
     pandas, independently of the engine."""
@@ -412,7 +412,7 @@ def check_fills_query(sql, table) -> Verdict:
         return _say(False, f"select the columns ticker, fills and filled; the query selects {', '.join(q.columns)}")
     ix = [cols.index(c) for c in FILLS_COLUMNS]
     got = sorted(tuple(r.values[i] for i in ix) for r in q.rows)
-    want = expected_fills(table)
+    want = _expected_fills(table)
     if got == want:
         return _say(True, f"{len(want)} rows (one per ticker: the sample's orders all fall in the hour 00:00), "
                           f"{sum(w[1] for w in want):,} matches in all, as pandas computes them from the same events.")

@@ -6,6 +6,7 @@ outputs are the same on every run (what ``pytest --nbval`` compares).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -132,6 +133,13 @@ def _blank(answer) -> bool:
         return not str(answer).strip() or str(answer).strip() == "..." or (hasattr(answer, "__len__") and not len(answer))
     except TypeError:
         return False
+
+
+def digest(exercise: str, answer) -> str:
+    """The digest of ``answer`` to ``exercise`` (of its canonical JSON): checkers keep the digest
+    of the answer derived by hand, never the answer, and compare the learner's with it."""
+    text = json.dumps([exercise, answer], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _as_int(answer) -> int | None:
