@@ -170,7 +170,7 @@ def replayed(base: str, upto: int | None) -> Replay:
 
 
 class ScenarioDirective(SphinxDirective):
-    """``streamsql-scenario tests/scenarios/shared/union_merge`` with ``:show: sql, events,
+    """``streamsql-scenario streamsql/scenarios/union_merge`` with ``:show: sql, events,
     table, lines, chart`` (default ``sql, table``), ``:upto: N`` (only the first N events) and
     ``:bounds:`` (bound lines among the replay lines)."""
 
@@ -381,8 +381,9 @@ class LayersDirective(SphinxDirective):
 # --------------------------------------------------------------------------- tutorials
 
 def _link_semantics(text: str) -> str:
-    """``SEMANTICS.md`` in a tutorial's prose is the semantics page of this site."""
-    return re.sub(r"`?SEMANTICS\.md`?", "[SEMANTICS.md](../semantics.md)", text)
+    """A tutorial's citation of the team's rules file (the notebooks' older wording) becomes a
+    link to the semantics page of this site, whose section numbers are the same."""
+    return re.sub(r"`?SEMANTICS\.md`?", "[the semantics](../semantics.md)", text)
 
 
 def copy_tutorials(app) -> None:
