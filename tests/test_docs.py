@@ -38,8 +38,9 @@ def site(tmp_path_factory) -> Path:
 # --------------------------------------------------------------------------- the build
 
 def test_strict_build_has_every_page(site):
-    pages = ["index", "getting-started", "concepts", "semantics", "sql-reference", "magics", "api", "cli",
-             "cluster", "design", "benchmarks", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
+    pages = ["index", "getting-started", "concepts", "semantics", "sql-reference", "magics", "api", "cli", "glossary",
+             "howto/record", "howto/files", "howto/sinks", "howto/cluster", "howto/workspaces",
+             "design", "benchmarks", "reliability", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
     absent = [p for p in pages if not (site / f"{p}.html").exists()]
     assert not absent, absent
     assert len(TUTORIALS) == 9
@@ -58,6 +59,20 @@ def test_tutorials_show_their_stored_outputs(site):
         charts = sum(1 for c in nb["cells"] for o in c.get("outputs", [])
                      if "application/vnd.vegalite.v5+json" in o.get("data", {}))
         assert page.count("<svg") >= charts, (name, charts)
+
+
+def test_the_site_has_a_how_to_section_a_glossary_and_every_operators_output_bound(site):
+    index = (site / "index.html").read_text()
+    assert "How-to" in index and all(f"howto/{p}.html" in index for p in ("record", "files", "sinks", "cluster",
+                                                                          "workspaces"))
+    glossary = (site / "glossary.html").read_text()
+    for term in ("present", "stamp", "tie", "frontier", "output bound"):
+        assert f'id="term-{term.replace(" ", "-")}"' in glossary, term
+    semantics = (site / "semantics.html").read_text()
+    table = semantics.split('id="output-bounds-operator-by-operator"', 1)[1].split("</table>", 1)[0]
+    for op in ("UNION ALL", "GROUP BY", "OVER windows", "Window join", "Stream-table join", "ORDER BY", "T-sort",
+               "DISTINCT", "Projection"):
+        assert op in table, op
 
 
 def test_semantics_page_shows_engine_made_step_tables(site):
