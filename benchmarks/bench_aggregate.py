@@ -178,7 +178,7 @@ def operator_alone(wb, data, n: int, row_path: bool) -> tuple[float, float]:
     trade: seconds for the batch path (or the row path) and the sum of the averages."""
     from streamsql.engine.operators.base import encode_ints
     from streamsql.engine.operators.window import WindowOp
-    from streamsql.engine.operators.window_batch import RowBatch, step_rows
+    from streamsql.engine.operators.rowbatch import RowBatch, step_rows
     from streamsql.engine.plan import Window
     node = analyze(SLIDING, wb.catalog).query.root
     while not isinstance(node, Window):

@@ -73,8 +73,8 @@ nitpick_ignore_regex = [
     ("py:class", r"(NoneType|optional|callable|function|t\.Any)"),
     # the engine's internals that appear in signatures but are not part of the public API
     ("py:class", r"(streamsql\.engine\.(plan|runtime\.base|expr|types)\.\w+|Query|Field|Statement|Runtime)"),
-    ("py:class", r"streamsql\.engine\.(catalog|log|record|values|startup)\.\w+"),
-    ("py:mod", r"streamsql\.(engine\.(log|record)|widgets\.static)"),
+    ("py:class", r"streamsql\.engine\.(catalog|log|recording|values|startup)\.\w+"),
+    ("py:mod", r"streamsql\.(engine\.(log|recording)|widgets\.static)"),
 ]
 
 # executed cells (getting-started) store widget state; load no widget JavaScript from elsewhere

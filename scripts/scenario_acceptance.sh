@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
-# The issues' scenario acceptance checks: replays the shared scenarios through `streamsql replay`
-# with ../shared/tools/scenario_check.py, on both engines, default batching and one event per
-# micro-batch, one and four key buckets. Needs ../shared beside the project and the set-up done.
+# The scenario acceptance checks: replays the seeds' scenarios (streamsql/scenarios) and the
+# calculator-error scenario (tests/scenarios) through `streamsql replay` and compares each output
+# with its expected file (tests/scenario_compare.py), on both engines, default batching and one
+# event per micro-batch, one and four key buckets. Needs the set-up done (scripts/setup.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-SHARED=${SHARED:-../shared}
-[ -f "$SHARED/tools/scenario_check.py" ] || { echo "no $SHARED/tools/scenario_check.py: set SHARED=path/to/shared" >&2; exit 2; }
 export PATH="$PWD/.venv/bin:$PATH"
-S="$SHARED/scenarios"
-CORE="$S/union_merge.sql $S/filter_trains.sql $S/calculator_errors.sql"
+S=streamsql/scenarios
+CORE="$S/union_merge.sql $S/filter_trains.sql tests/scenarios/calculator_errors.sql"
 STATEFUL="$S/group_by_hours.sql $S/vwap_sliding.sql $S/join1_inner_following.sql $S/join2_inner_preceding.sql $S/join3_full_outer.sql"
 failed=0
 check() {
-  echo "--- scenario_check.py $*"
-  python "$SHARED/tools/scenario_check.py" "$@" || failed=1
+  echo "--- scenario_compare.py $*"
+  python tests/scenario_compare.py "$@" || failed=1
 }
 for engine in spark local; do
   check --engine "$engine" $CORE

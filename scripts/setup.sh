@@ -30,7 +30,7 @@ fi
 # editable install has no such data files, so it is linked there (as `jupyter labextension develop` does)
 ext=.venv/share/jupyter/labextensions/streamsql-labextension
 mkdir -p "$(dirname "$ext")" && rm -rf "$ext" && ln -s "$PWD/streamsql/labextension" "$ext"
-# a class-data archive of Spark's JVM classes: each Spark start about 3 s faster (needs Java; skipped, with a
-# note, when there is none; STREAMSQL_CDS=0 turns its use off)
+# a class-data archive of Spark's JVM classes, which makes each Spark start faster (measured in docs/benchmarks.md,
+# start-up; needs Java: skipped, with a note, when there is none; STREAMSQL_CDS=0 turns its use off)
 .venv/bin/python -m streamsql.engine.runtime.spark.classdata_build || true
 echo "streamsql is installed in .venv"

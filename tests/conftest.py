@@ -10,9 +10,12 @@ import pytest
 from hypothesis import Phase, settings
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-SCENARIOS = SHARED / "scenarios" if (SHARED / "scenarios").exists() else ROOT / "tests" / "scenarios" / "shared"
+#: the seeds' scenarios, shipped with the package (the demo, the tutorials and `%streamsql load` play them)
+SCENARIOS = ROOT / "streamsql" / "scenarios"
+#: the project's own scenarios (calculator errors, producers, ORDER BY, pumps, ...)
 PROJECT_SCENARIOS = ROOT / "tests" / "scenarios"
+#: every scenario of the project, one copy each: the stems (``.../union_merge``) of both folders
+ALL_SCENARIOS = sorted({p.with_suffix("") for d in (SCENARIOS, PROJECT_SCENARIOS) for p in d.glob("*.sql")})
 
 # No shrinking by default: a failing example of a Spark property test costs a minute, and
 # hypothesis would rerun it for many minutes (once past CI's budget) to shrink a random seed.

@@ -1,50 +1,22 @@
-"""Comparison of replay output with a scenario's expected lines, as ../shared/tools/scenario_check.py
-does it: keys case-insensitive, numbers with a relative tolerance, timestamps as instants."""
+"""Replay output against a scenario's expected lines, by the replay format's comparison
+(:func:`streamsql.engine.trace.lines_agree`: keys case-insensitive, numbers with a relative
+tolerance, timestamps as instants). The tests import it; run as a script it replays scenarios
+through a command line and compares (``scripts/scenario_acceptance.sh``):
+
+    python tests/scenario_compare.py [--cmd "streamsql replay"] [--engine spark|local] PATH...
+
+PATH is a ``NAME.sql`` file or a folder of them. Expected files with bound lines are replayed with
+``--bounds``. The last line printed is ``N passed, M failed``; the status is 1 when any differs."""
 from __future__ import annotations
 
-import datetime as dt
+import argparse
 import json
-import math
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
-
-def _ts(v):
-    if not isinstance(v, str):
-        return None
-    try:
-        return dt.datetime.fromisoformat(v.strip().replace("T", " ").rstrip("Z"))
-    except ValueError:
-        return None
-
-
-def same(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-    ta, tb = _ts(a), _ts(b)
-    if ta is not None and tb is not None:
-        return ta == tb
-    return a == b
-
-
-def norm(line: dict) -> dict:
-    return {k.lower(): ({kk.lower(): vv for kk, vv in v.items()} if isinstance(v, dict) else v)
-            for k, v in line.items()}
-
-
-def equal(got: dict, exp: dict, subset: bool = False) -> bool:
-    if (not set(exp) <= set(got)) if subset else set(got) != set(exp):
-        return False
-    for k in exp:
-        if isinstance(exp[k], dict) and isinstance(got[k], dict):
-            if not equal(got[k], exp[k], subset=(k in ("late", "calc_error"))):
-                return False
-        elif not same(got[k], exp[k]):
-            return False
-    return True
+from streamsql.engine.trace import lines_agree
 
 
 def load(base: Path) -> tuple[str, Path, list[dict]]:
@@ -54,15 +26,56 @@ def load(base: Path) -> tuple[str, Path, list[dict]]:
 
 
 def mismatch(got: list[dict], expected: list[dict]) -> str | None:
-    """None when they agree; otherwise a readable diff."""
+    """None when they agree (the engine's own rule: ``streamsql.engine.trace.lines_agree``);
+    otherwise a readable diff."""
+    if lines_agree(got, expected):
+        return None
     if not any("bound" in e for e in expected):
         got = [g for g in got if "bound" not in g]
-    ok = len(got) == len(expected) and all(equal(norm(g), norm(e)) for g, e in zip(got, expected))
-    if ok:
-        return None
     lines = []
     for i in range(max(len(got), len(expected))):
         g = json.dumps(got[i]) if i < len(got) else "-"
         e = json.dumps(expected[i]) if i < len(expected) else "-"
         lines.append(f"expected {e}\n     got {g}")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cmd", default="streamsql replay")
+    ap.add_argument("--engine")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("paths", nargs="+", type=Path)
+    a = ap.parse_args(argv)
+    files = [f for p in a.paths for f in (sorted(p.glob("*.sql")) if p.is_dir() else [p])]
+    passed = failed = 0
+    for sql in files:
+        base = sql.with_suffix("")
+        _sql, events, expected = load(base)
+        cmd = shlex.split(a.cmd) + [str(sql), str(events)]
+        cmd += ["--bounds"] if any("bound" in e for e in expected) else []
+        cmd += ["--engine", a.engine] if a.engine else []
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+        except subprocess.TimeoutExpired:
+            print(f"FAIL {base.name}: no answer in {a.timeout:.0f} s")
+            failed += 1
+            continue
+        try:
+            got = [json.loads(x) for x in r.stdout.splitlines() if x.strip().startswith("{")]
+        except ValueError as e:
+            got, diff = [], f"a line that is no JSON: {e}"
+        else:
+            diff = mismatch(got, expected) if r.returncode == 0 else f"exit {r.returncode}: {r.stderr.strip()[-500:]}"
+        if diff is None:
+            passed += 1
+            print(f"ok   {base.name}")
+        else:
+            failed += 1
+            print(f"FAIL {base.name}\n{diff}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

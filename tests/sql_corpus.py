@@ -1,5 +1,5 @@
 """The malformed-SQL corpus of tests/test_bad_sql.py (issue 13, item 5): every statement of the
-scenario scripts (tests/scenarios) and of the notebooks' ``%%streamsql`` cells, truncated at
+scenario scripts (streamsql/scenarios, tests/scenarios) and of the notebooks' ``%%streamsql`` cells, truncated at
 token boundaries and mutated (a token deleted, doubled, swapped with the next, replaced by or
 preceded with a junk token). Deterministic (a fixed seed), so the counts in docs/reliability.md
 are reproducible: ``python tests/sql_corpus.py`` prints them."""
@@ -30,7 +30,7 @@ def scripts() -> list[tuple[str, list[str]]]:
     """(source name, its statements in order): the scenario files, then each notebook's
     ``%%streamsql`` cells as one script."""
     out = []
-    for p in sorted((ROOT / "tests" / "scenarios").glob("*/*.sql")):
+    for p in sorted([*(ROOT / "streamsql" / "scenarios").glob("*.sql"), *(ROOT / "tests" / "scenarios").glob("*.sql")]):
         out.append((str(p.relative_to(ROOT)), [s.sql for s in split_script(p.read_text())]))
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         stmts = []

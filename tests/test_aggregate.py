@@ -569,3 +569,29 @@ def test_spark_group_by_a_monotonic_column_of_a_subquery(wb_spark):
             [row("S", "10:00", x=1), row("S", "10:30", x=2), row("S", "10:40", x=-1), row("S", "11:01", x=4),
              bound("S", "12:00")], wb=wb_spark)
     assert r.table("h", "c", "s") == [(4, "11:00:00", ts("10:00"), 2, 3), (5, "12:00:00", ts("11:00"), 1, 4)]
+
+
+@pytest.mark.parametrize("key", ["ROWTIME", "ROWTIME + INTERVAL '5' SECOND", "FLOOR(ROWTIME TO HOUR)",
+                                 "FLOOR(ROWTIME + INTERVAL '90' SECOND TO MINUTE)", "CEIL(ROWTIME TO DAY)",
+                                 "FLOOR(ROWTIME TO MONTH)", "FLOOR(ROWTIME TO WEEK)",
+                                 "STEP(ROWTIME BY INTERVAL '15' MINUTE)",
+                                 "FLOOR(ROWTIME TO HOUR) + INTERVAL '1' HOUR"])
+def test_the_period_end_as_an_expression_is_the_period_end(key):
+    """One rule for both runtimes: the Spark relational GROUP BY renders ``TimeKey.end_expr``
+    through the function table; its value is ``period_end``'s."""
+    import random
+    from streamsql.engine import time as T
+    from streamsql.engine.expr import Rowtime, compile_expr
+    from streamsql.engine.operators.timekey import TimeKey
+    from streamsql.engine.sql import analyze
+    from test_sql_support import MemoryCatalog
+    cat = MemoryCatalog()
+    cat.run("CREATE STREAM S (x INTEGER)")
+    q = analyze(f"SELECT STREAM {key} AS k FROM S", cat).query
+    tk = TimeKey(q.root.exprs[0])
+    end = compile_expr(tk.end_expr(Rowtime(0)))
+    rng = random.Random(7)
+    for _ in range(3000):
+        t = rng.randrange(T.parse_timestamp("1990-01-01"), T.parse_timestamp("2030-01-01"))
+        t -= t % (60_000 if rng.random() < 0.3 else 1)
+        assert end((), (t,)) == tk.period_end(t), (key, T.format_timestamp(t))

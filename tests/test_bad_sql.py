@@ -72,7 +72,7 @@ def test_malformed_statements_raise_positioned_sql_errors_and_change_nothing(cap
                     wb.execute(stmt)
                 except (SqlError, EventError, LateRowError) as e:
                     assert name.startswith("notebooks/"), (name, stmt, e)   # a notebook's demonstrated error
-            if name.startswith("tests/scenarios/"):
+            if name.endswith(".sql"):
                 _check_scenario(wb, ROOT / name)
         finally:
             wb.close()

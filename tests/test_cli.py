@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCEN = Path(__file__).parent / "scenarios" / "shared"
+SCEN = Path(__file__).resolve().parent.parent / "streamsql" / "scenarios"
 CLI = [sys.executable, "-m", "streamsql.engine.cli"]
 
 

@@ -3,7 +3,7 @@
 subprocesses (``streamsql replay --master spark://...``): one Spark application per process, and
 this process's own (local) session stays out of the way.
 
-1. Every scenario of tests/scenarios, four events per micro-batch (several batches per scenario,
+1. Every scenario (streamsql/scenarios and tests/scenarios), four events per micro-batch (several batches per scenario,
    several steps in a batch) and four buckets: the lines the command prints are the local
    runtime's, bounds included. (One event per micro-batch took 13 minutes of CI's 40 on two
    cores; batch sizes 1, 7 and all are checked against the local runtime on local Spark by
@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ALL_SCENARIOS
+
 from streamsql.engine.cli import replay
 from streamsql.engine.events import read_events
 
@@ -37,7 +39,7 @@ pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).parent
-SCENARIOS = sorted({p.with_suffix("") for p in (HERE / "scenarios").glob("**/*.sql")})
+SCENARIOS = ALL_SCENARIOS
 STREAMSQL = str(Path(sys.executable).parent / "streamsql")
 
 

@@ -13,7 +13,7 @@ import streamsql
 from streamsql import Workbench
 from streamsql.engine.errors import StreamSqlError
 
-JOIN1 = Path(__file__).parent / "scenarios" / "shared" / "join1_inner_following"
+JOIN1 = Path(__file__).resolve().parent.parent / "streamsql" / "scenarios" / "join1_inner_following"
 
 
 def test_the_form_hides_the_output_and_checks_predictions():

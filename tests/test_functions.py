@@ -1,10 +1,12 @@
-"""The function table (issue 15 item 2): every SQL function is one entry, and its Python evaluator
-and Spark SQL template agree on sample values (NULLs, extremes, bad strings included): the same
-value, and a calculator error (Spark's flag) exactly where Python raises one.
+"""The function table: every SQL function is one entry of the engine's table
+(``streamsql.engine.functions``) and one of the Spark runtime's SQL table
+(``runtime/spark/sqlfunctions``), and its Python evaluator and Spark SQL agree on sample values
+(NULLs, extremes, bad strings included): the same value, and a calculator error (Spark's flag)
+exactly where Python raises one.
 
-The dialect, the Python evaluator and the Spark renderer all read the same table, so "they cover
-the same set" is checked by: the dialect only builds calls the table holds, and every entry
-compiles and renders for every sample signature it lists.
+"They cover the same set" is checked by: the dialect only builds calls the engine's table holds,
+the Spark table has exactly the same names, and every entry compiles and renders for every sample
+signature it lists.
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from streamsql.engine import functions as F
 from streamsql.engine import time as T
 from streamsql.engine.expr import FUNCTIONS, CalcError, Call, Col, Lit, compile_expr
 from streamsql.engine.functions.spec import TS_MAX, TS_MIN, to_real
-from streamsql.engine.types import INTERVAL, arrow_type, parse_type_name, spark_type_ddl
+from streamsql.engine.runtime.spark import sqlfunctions
+from streamsql.engine.runtime.spark.sqltext import spark_type_ddl
+from streamsql.engine.types import INTERVAL, arrow_type, parse_type_name
 
 D = decimal.Decimal
 TS = T.parse_timestamp
@@ -103,15 +107,16 @@ def python_result(f, row):
 
 def test_the_dialect_builds_only_table_calls_and_every_entry_compiles_and_renders():
     from streamsql.engine.runtime.spark.sqlgen import SparkSql
-    assert FUNCTIONS == frozenset(F.TABLE)
+    assert FUNCTIONS == frozenset(F.TABLE) == frozenset(sqlfunctions.table())
     for name, specs, arg in signatures():
         e, _cols = build(name, specs, arg)
         compile_expr(e)
         r = SparkSql(lambda i: f"c{i}", lambda k: "rt")
         assert r.render(e) and r.flag(e)
         assert SparkSql(lambda i: f"c{i}", lambda k: "rt", checked=False).render(e)
-        spec = F.get(name)
-        assert bool(spec.errors) == (spec.fails is not None), f"{name}: errors and their Spark condition go together"
+        spec, sql = F.get(name), sqlfunctions.get(name)
+        assert bool(spec.errors) == (sql.fails is not None), f"{name}: errors and their Spark condition go together"
+        assert spec.lazy == (sql.flag is not None), f"{name}: a function that stops early combines its flags itself"
 
 
 def same(a, b, t, approx: bool) -> bool:

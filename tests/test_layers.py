@@ -50,3 +50,38 @@ assert not [m for m in sys.modules if m.split(".")[0] == "pyspark"], "pyspark wa
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "runs on the local engine" in r.stdout
+
+
+# --------------------------------------------------------------------------- the docs' diagram
+
+def _design_layers() -> dict[str, str]:
+    """The descriptions of the ``streamsql-layers`` block of docs/design.md."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    from streamsql_docs import described_layers
+    text = (ROOT / "docs" / "design.md").read_text()
+    body = re.search(r"```\{streamsql-layers\}\n(.*?)```", text, re.S)
+    assert body, "docs/design.md has no streamsql-layers block"
+    return described_layers(body.group(1).splitlines())
+
+
+def test_the_design_page_describes_every_layer_of_the_contract_and_no_other():
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    from streamsql_docs import contract_layers
+    layers, words = contract_layers(), _design_layers()
+    assert [x for x in layers if not words.get(x)] == []
+    assert [x for x in words if x not in layers] == []
+
+
+def test_every_engine_module_is_in_a_layer():
+    import tomllib
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in cfg if c["type"] == "layers")["layers"]
+    names = [m.strip() for layer in layers for m in layer.split("|")]
+    outside = []
+    for p in sorted((PACKAGE / "engine").rglob("*.py")):
+        if p.name == "__init__.py" and not p.read_text().strip():
+            continue            # an empty package marker (runtime/): its modules are placed
+        mod = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        if mod != "streamsql.engine" and not any(mod == n or mod.startswith(n + ".") for n in names):
+            outside.append(mod)
+    assert outside == []

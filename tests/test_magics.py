@@ -20,8 +20,7 @@ from streamsql.magics import current_workbench, sql_literal
 from streamsql.magics.literals import InterpolationError, interpolate
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "scenarios"      # the same place tests/conftest.py reads them from
-SCENARIOS = SHARED if SHARED.exists() else ROOT / "tests" / "scenarios" / "shared"
+SCENARIOS = ROOT / "streamsql" / "scenarios"         # the seeds' scenarios (tests/conftest.py: SCENARIOS)
 
 
 @dataclass

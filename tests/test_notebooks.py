@@ -60,7 +60,7 @@ def test_notebooks_read_only_files_shipped_in_the_package():
     import re
     import streamsql
     from streamsql import scenarios
-    from streamsql.tutorial.basics import scenario_dir
+    from streamsql._tutorial.basics import scenario_dir
     outside = re.compile(r"\.\./|\.\.\\|['\"]/(?:work|home|Users|tmp|var)/|tests/scenarios|shared/scenarios")
     for p in NOTEBOOKS:
         for i, c in enumerate(nbformat.read(p, as_version=4).cells):

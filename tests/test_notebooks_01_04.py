@@ -1,7 +1,7 @@
 """Tutorial notebooks 01-04, from their stored outputs (what strict nbval compares each run
 against; ``tests/test_notebooks.py`` runs nbval itself):
 
-- the seed tables they print agree with the shared scenarios (``tests/scenarios/shared``) row for
+- the seed tables they print agree with the seeds' scenarios (``streamsql/scenarios``) row for
   row and step for step, read twice: from the replay lines the notebooks print beside the
   scenario's expected lines, and from the seed-layout step tables / released-row tables;
 - every hand-derived check in them passed, and nothing is hidden from nbval;
@@ -23,10 +23,10 @@ from streamsql.engine import time as T
 from streamsql.engine.catalog import Event
 from streamsql.engine.types import format_value
 from streamsql.engine.workbench import Workbench
-from streamsql.tutorial import basics as B
+from streamsql._tutorial import basics as B
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT / "tests" / "scenarios" / "shared"
+SHARED = ROOT / "streamsql" / "scenarios"
 NOTEBOOKS = {
     "01": ROOT / "notebooks" / "01_streams_and_rowtime.ipynb",
     "02": ROOT / "notebooks" / "02_punctuation.ipynb",
@@ -261,7 +261,7 @@ def test_calculator_errors_section():
 def test_calculator_error_check_refuses_what_the_engine_did_not_do():
     """The section's checker is not a rubber stamp: a wrong value, a missing error or a message
     without the operands is a ✗ (the local runtime, the oracle)."""
-    from streamsql.tutorial.common import compare_calc_errors
+    from streamsql._tutorial.common import compare_calc_errors
     wb = _wb()
     try:
         wb.execute("CREATE STREAM F (total INTEGER, shares INTEGER)")
@@ -327,7 +327,27 @@ def test_checkers_other_spellings_and_errors():
                                       "WHERE (ticker = 'ORCL' OR ticker = 'IBM') AND NOT amount < 50")[0] is True
 
 
-# the exercises' answers are derived by hand; here the engine (local runtime) agrees with them
+# the exercises' answers, derived by hand from the rules; the tutorial keeps only their digests
+# (or asks the engine), and here the engine (local runtime) agrees with them
+EX01_CLOCK_ANSWER = {"clock": "10:12", "late": [4, 6]}
+EX02_ECLIPSED = [2, 5, 7]
+EX02_TRAINS_ANSWER = {"row_step": 2, "bound_steps": [1, 3, 5]}
+EX03_RELEASING = ["c", "d", "e"]
+EX03_LEAVES = {"a": 4, "b": 5, "c": 6, "d": 8}
+EX04_PEERS = [1, 2, 3, 4]
+
+
+def test_no_answer_can_be_imported_from_the_tutorial():
+    """The helpers keep digests of the answers, never the answers (nor an ``EX..`` constant
+    holding one)."""
+    import streamsql._tutorial as tutorial
+    from streamsql._tutorial import basics, calcite, common, joins, scale
+    for m in (basics, calcite, joins, scale, common):
+        names = [n for n in vars(m) if n.lstrip("_").isupper() and n != "_ANSWERS"
+                 and ("ANSWER" in n or n.endswith(("_EXPECTED", "_ECLIPSED", "_RELEASING", "_LEAVES", "_PEERS",
+                                                   "_CASCADE", "_REJECTED")))]
+        assert names == [], (m.__name__, names)
+    assert tutorial.__name__.split(".")[-1].startswith("_")
 
 def _wb():
     return Workbench(None, engine="local", durable=False)
@@ -343,8 +363,8 @@ def test_engine_agrees_clock_and_late():
     with _wb() as wb:
         wb.execute(B.ORDERS_DDL)
         outs = wb.inject(B.ex01_clock_events())
-        assert [o.seq for o in outs if o.status == "late"] == B.EX01_CLOCK_ANSWER["late"]
-        assert T.format_time_of_day(wb.clock("Orders")) == B.EX01_CLOCK_ANSWER["clock"]
+        assert [o.seq for o in outs if o.status == "late"] == EX01_CLOCK_ANSWER["late"]
+        assert T.format_time_of_day(wb.clock("Orders")) == EX01_CLOCK_ANSWER["clock"]
 
 
 def test_engine_agrees_log_lines(caplog):
@@ -373,8 +393,8 @@ def test_engine_agrees_eclipsed():
     with _wb() as wb:
         wb.execute("CREATE STREAM Events (color VARCHAR(10))")
         outs = wb.inject(B.ex02_eclipse_events())
-        assert [o.seq for o in outs if o.status == "eclipsed"] == B.EX02_ECLIPSED
-        assert all(o.status == "ok" for o in outs if o.seq not in B.EX02_ECLIPSED)
+        assert [o.seq for o in outs if o.status == "eclipsed"] == EX02_ECLIPSED
+        assert all(o.status == "ok" for o in outs if o.seq not in EX02_ECLIPSED)
 
 
 def test_engine_agrees_filter_bounds():
@@ -383,8 +403,8 @@ def test_engine_agrees_filter_bounds():
         q = wb.query("SELECT STREAM ROWTIME, ticker FROM Orders WHERE ticker = 'MSFT'")
         B.play(wb, "filter_trains")
         lines = B.engine_lines(q, bounds=True)
-        assert [x["step"] for x in lines if "values" in x] == [B.EX02_TRAINS_ANSWER["row_step"]]
-        assert [x["step"] for x in lines if "bound" in x] == B.EX02_TRAINS_ANSWER["bound_steps"]
+        assert [x["step"] for x in lines if "values" in x] == [EX02_TRAINS_ANSWER["row_step"]]
+        assert [x["step"] for x in lines if "bound" in x] == EX02_TRAINS_ANSWER["bound_steps"]
 
 
 @pytest.mark.parametrize("option", sorted(B.EX03_OPTIONS))
@@ -396,7 +416,7 @@ def test_engine_agrees_union_release(option):
         assert [r.values[0] for r in q.wait().rows] == ["ORCL", "YHOO", "IBM"]
         wb.inject(B.ex03_union_events(option)[4:])
         msft = "MSFT" in [r.values[0] for r in q.wait().rows]
-        assert msft == (option in B.EX03_RELEASING)
+        assert msft == (option in EX03_RELEASING)
 
 
 def test_engine_agrees_producers_and_ties():
@@ -404,7 +424,7 @@ def test_engine_agrees_producers_and_ties():
         wb.execute("CREATE STREAM S (name VARCHAR(5))")
         q = wb.query("SELECT STREAM ROWTIME, name FROM S")
         wb.inject(B.ex03_producer_events())
-        assert {r.values[0]: r.step for r in q.wait().rows} == B.EX03_LEAVES
+        assert {r.values[0]: r.step for r in q.wait().rows} == EX03_LEAVES
     with _wb() as wb:
         wb.execute("CREATE STREAM P (name VARCHAR(10)); CREATE STREAM Q (name VARCHAR(10))")
         q = wb.query("SELECT STREAM ROWTIME, name FROM P UNION ALL SELECT STREAM ROWTIME, name FROM Q")
@@ -425,4 +445,4 @@ def test_engine_agrees_vwap_at_1030_and_peers():
         q = wb.query("SELECT STREAM x, COUNT(*) OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS n FROM S")
         for t, x in B.EX04_PEER_EVENTS:
             wb.insert("S", {"x": x}, rowtime="2006-10-10 " + t)
-        assert [r.values[1] for r in q.wait().rows] == B.EX04_PEERS
+        assert [r.values[1] for r in q.wait().rows] == EX04_PEERS

@@ -1,5 +1,5 @@
 """Sessions recorded as scenarios (issue 14): the event journal, ``Workbench.save_scenario`` and
-``%streamsql save``. The acceptance round trip: every scenario of tests/scenarios replayed in a
+``%streamsql save``. The acceptance round trip: every scenario (streamsql/scenarios, tests/scenarios) replayed in a
 workbench, saved, and the saved files replayed by ``streamsql replay`` give the scenario's own
 expected lines."""
 from __future__ import annotations
@@ -15,12 +15,13 @@ import pytest
 from streamsql import Event, Workbench
 from streamsql.engine import time as T
 from streamsql.engine.cli import read_events, replay
-from streamsql.engine.record import SaveError
+from streamsql.engine.recording import SaveError
 
+from conftest import ALL_SCENARIOS, PROJECT_SCENARIOS
+from conftest import SCENARIOS as SEED_SCENARIOS
 from scenario_compare import load, mismatch
 
-HERE = Path(__file__).parent / "scenarios"
-SCENARIOS = sorted({p.with_suffix("") for p in HERE.glob("**/*.sql")})
+SCENARIOS = ALL_SCENARIOS
 D = "2006-10-10 "
 
 
@@ -72,7 +73,7 @@ def test_round_trip_local(base, tmp_path):
 
 
 def test_round_trip_spark(tmp_path, spark):
-    base = HERE / "shared" / "join3_full_outer"
+    base = SEED_SCENARIOS / "join3_full_outer"
     _, _, expected = load(base)
     with Workbench(tmp_path / "ws", engine="spark") as wb:
         play(wb, base)
@@ -111,7 +112,7 @@ def test_a_session_with_calculator_errors_replays_identically(engine, tmp_path, 
 
 def test_the_saved_sql_holds_pumps_and_what_they_read(tmp_path):
     with Workbench(tmp_path / "ws", engine="local") as wb:
-        play(wb, HERE / "project" / "pump_chain")
+        play(wb, PROJECT_SCENARIOS / "pump_chain")
         saved = wb.save_scenario(tmp_path / "chain")
     sql = saved.sql.read_text()
     order = [sql.index(x) for x in ("CREATE STREAM Raw", "CREATE STREAM Big", "CREATE STREAM Hourly",
@@ -216,7 +217,7 @@ def test_what_cannot_be_saved_says_why(tmp_path):
 
 def test_a_late_start_over_a_pump_needs_from_start(tmp_path):
     with Workbench(tmp_path / "ws", engine="local") as wb:
-        play(wb, HERE / "project" / "pump_chain")
+        play(wb, PROJECT_SCENARIOS / "pump_chain")
         wb.query("SELECT STREAM ROWTIME, ticker, total FROM Hourly", name="later")
         wb.insert("Raw", {"ticker": "C", "amount": 40}, rowtime="2006-10-10 12:30:00")
         wb.punctuate("Raw", "2006-10-10 13:00:00")

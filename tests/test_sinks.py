@@ -11,7 +11,7 @@ from streamsql.engine.cli import read_events
 
 from conftest import ROOT
 
-SCEN = ROOT / "tests" / "scenarios" / "shared"
+SCEN = ROOT / "streamsql" / "scenarios"
 
 
 def read(path, fmt):

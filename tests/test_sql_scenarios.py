@@ -1,4 +1,4 @@
-"""Every shared scenario script (../shared/scenarios, or the copy kept in tests/scenarios/shared)
+"""Every seed scenario script (streamsql/scenarios, shipped with the package)
 analyzes, and its query has the plan the semantics need (node types, fields, keys, windows, join
 windows and keys)."""
 import pytest

@@ -5,7 +5,7 @@ rows (all columns but ERROR_TIME); the trace records of Spark (one event per mic
 all events in one) equal the local runtime's at every step the history keeps: every operator's
 clocks, present, frontier, output bound, held rows with what each waits for, and state.
 
-Every scenario under tests/scenarios (shared and project) is checked, and random event sequences
+Every scenario (streamsql/scenarios and tests/scenarios) is checked, and random event sequences
 over a union (with a post-merge projection and WHERE), GROUP BYs (pre-combined in the log source
 and in Spark, with a HAVING after it), an OVER window, a full outer window join, a GROUP BY over
 a join, a streaming ORDER BY and a T-sort (with late rows). Spark work is one workbench per
@@ -24,11 +24,10 @@ from streamsql.engine.catalog import ERROR_STREAM
 from streamsql.engine.cli import read_events
 from streamsql.engine.log import entry_schema
 from streamsql.engine.runtime.local import query as local_query
+from conftest import ALL_SCENARIOS
 from test_aggregate_support import MINUTE, event_strategy, flush, start_queries, ts
 
-ROOT = Path(__file__).resolve().parent
-SCENARIOS = sorted(p.with_suffix("").with_suffix("") for d in ("shared", "project")
-                   for p in (ROOT / "scenarios" / d).glob("*.events.jsonl"))
+SCENARIOS = ALL_SCENARIOS
 
 
 # --------------------------------------------------------------------------- what is compared

@@ -23,8 +23,7 @@ from streamsql.widgets.hooks import REDRAWER
 from streamsql.widgets.timeline import label_fits
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "scenarios"      # the same place tests/conftest.py reads them from
-SCENARIOS = SHARED if SHARED.exists() else ROOT / "tests" / "scenarios" / "shared"
+SCENARIOS = ROOT / "streamsql" / "scenarios"         # the seeds' scenarios (tests/conftest.py: SCENARIOS)
 
 
 def ms(text: str) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 from streamsql.engine.operators.base import encode_ints
 from streamsql.engine.operators.scalar import RowFunction
 from streamsql.engine.operators.window import WindowOp
-from streamsql.engine.operators.window_batch import STATS, RowBatch, step_rows
+from streamsql.engine.operators.rowbatch import STATS, RowBatch, step_rows
 from streamsql.engine.plan import Project, Window
 
 

@@ -9,6 +9,9 @@
 - ``streamsql-magic-options``, ``streamsql-magic-commands``, ``streamsql-config``,
   ``streamsql-cli``: option tables and help texts read from the magics' parser, their
   ``%config`` traits and the command line's argparse parser, so they cannot drift from the code.
+- ``streamsql-layers``: the import layers of ``pyproject.toml``'s contract, top to bottom, each
+  with the description the directive's body gives it; a layer without one, or a description of
+  no layer, fails the build.
 - The tutorials are copied from ``notebooks/`` into ``docs/tutorials/`` (gitignored) with their
   stored outputs; each Vega-Lite chart gets an SVG rendering (vl-convert) beside it, since a
   static page has no Vega runtime (and must load nothing from outside the project).
@@ -144,14 +147,14 @@ class Replay:
 
     def mismatch(self) -> str | None:
         """Where the replay disagrees with the scenario's expected output (None: it agrees)."""
-        from streamsql.engine.trace import comparable
+        from streamsql.engine.trace import lines_agree
         path = Path(str(self.base) + ".expected.jsonl")
         if not path.exists():
             return None
         expected = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
         bounds = any("bound" in e for e in expected)
         got = self.lines(bounds)
-        if comparable(got) == comparable(expected):
+        if lines_agree(got, expected):
             return None
         return f"replayed {json.dumps(got)} but expected {json.dumps(expected)}"
 
@@ -167,7 +170,7 @@ def replayed(base: str, upto: int | None) -> Replay:
 
 
 class ScenarioDirective(SphinxDirective):
-    """``streamsql-scenario tests/scenarios/shared/union_merge`` with ``:show: sql, events,
+    """``streamsql-scenario streamsql/scenarios/union_merge`` with ``:show: sql, events,
     table, lines, chart`` (default ``sql, table``), ``:upto: N`` (only the first N events) and
     ``:bounds:`` (bound lines among the replay lines)."""
 
@@ -325,11 +328,62 @@ class CliDirective(SphinxDirective):
         return [_code(f"$ streamsql {' '.join(argv)}\n{text}", "none")]
 
 
+# --------------------------------------------------------------------------- import layers
+
+def contract_layers(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """The layers of the import contract, top to bottom, each as its modules joined by `` | ``
+    without the ``streamsql.`` and ``streamsql.engine.`` prefixes (``commits | queries``)."""
+    import tomllib
+    cfg = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in cfg if c["type"] == "layers")["layers"]
+
+    def short(m: str) -> str:
+        m = m.strip()
+        for prefix in ("streamsql.engine.", "streamsql."):
+            if m.startswith(prefix):
+                return m[len(prefix):]
+        return m
+    return [" | ".join(short(m) for m in layer.split("|")) for layer in layers]
+
+
+def described_layers(lines: list[str]) -> dict[str, str]:
+    """A ``streamsql-layers`` body: ``layer  description`` lines (the layer as
+    :func:`contract_layers` writes it, two or more spaces, then the words)."""
+    out = {}
+    for line in lines:
+        if line.strip():
+            parts = re.split(r" {2,}", line.strip(), maxsplit=1)
+            out[parts[0]] = parts[1] if len(parts) > 1 else ""
+    return out
+
+
+class LayersDirective(SphinxDirective):
+    """The import layers, drawn from ``pyproject.toml`` with the body's descriptions."""
+
+    has_content = True
+
+    def run(self):
+        self.env.note_dependency(str(ROOT / "pyproject.toml"))
+        layers = contract_layers()
+        words = described_layers(list(self.content))
+        for layer in layers:
+            if not words.get(layer):
+                logger.warning(f"streamsql-layers: layer {layer!r} of pyproject.toml has no description",
+                               location=self.get_location())
+        for layer in words:
+            if layer not in layers:
+                logger.warning(f"streamsql-layers: {layer!r} is no layer of pyproject.toml's contract",
+                               location=self.get_location())
+        width = max(len(x) for x in layers) + 2
+        return [_code("\n".join(f"{x:<{width}}{words.get(x, '')}".rstrip() for x in layers), "none")]
+
+
 # --------------------------------------------------------------------------- tutorials
 
 def _link_semantics(text: str) -> str:
-    """``SEMANTICS.md`` in a tutorial's prose is the semantics page of this site."""
-    return re.sub(r"`?SEMANTICS\.md`?", "[SEMANTICS.md](../semantics.md)", text)
+    """A notebook's link to the semantics page (``../docs/semantics.md``, from ``notebooks/``)
+    as the site's copy of the notebook (in ``docs/tutorials/``) reaches it."""
+    return text.replace("](../docs/", "](../")
 
 
 def copy_tutorials(app) -> None:
@@ -394,6 +448,7 @@ def setup(app):
     app.add_directive("streamsql-magic-commands", MagicCommandsDirective)
     app.add_directive("streamsql-config", ConfigDirective)
     app.add_directive("streamsql-cli", CliDirective)
+    app.add_directive("streamsql-layers", LayersDirective)
     app.connect("builder-inited", copy_tutorials)
     app.connect("autodoc-process-docstring", require_docstring)
     app.connect("missing-reference", resolve_short_names)

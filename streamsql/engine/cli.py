@@ -1,7 +1,8 @@
 """``streamsql replay SQL EVENTS`` and ``streamsql demo``: run a scenario without a notebook;
 ``streamsql engine start|status|stop``: the shared engine.
 
-Prints the lines of SEMANTICS.md section 5 (one JSON object per line, in release order) or,
+Prints the replay lines (one JSON object per line, in release order: the replay format of the
+semantics page, ``docs/semantics.md`` section 5) or,
 with ``--format table``, the seed's step table. Errors go to stderr with a non-zero status:
 1 for a statement that does not parse or validate, 2 for a malformed events file.
 """
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("replay", help="replay an events file through a query and print what it releases")
     r.add_argument("sql", help="statements; the last one is the SELECT STREAM query")
-    r.add_argument("events", help="one JSON event per line (SEMANTICS.md section 5)")
+    r.add_argument("events", help="one JSON event per line (the replay format: docs/semantics.md, section 5)")
     r.add_argument("--bounds", action="store_true", help="also print the query's output bound as it advances")
     r.add_argument("--engine", choices=["spark", "local"], default="spark")
     r.add_argument("--batch", type=int, default=None, metavar="N", help="events per Spark micro-batch (default: all)")
@@ -52,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--remote", default=None, metavar="URL", help=REMOTE_HELP)
     r.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a Spark setting for this run (repeatable), e.g. spark.executor.memory=2g")
-    r.add_argument("--format", choices=["jsonl", "table"], default="jsonl")
+    r.add_argument("--format", choices=["jsonl", "table"], default="jsonl",
+                   help="jsonl: a line per released row, late row, refused event and calculator error "
+                   "(calc_error); table: the step table, refused rows marked with a cross")
     d = sub.add_parser("demo", help="replay the UNION ALL example of seed 000 and print its step table")
     d.add_argument("--engine", choices=["spark", "local"], default="spark")
     d.add_argument("--master", default=None, metavar="URL", help=MASTER_HELP)

@@ -1,4 +1,4 @@
-"""Event files (SEMANTICS.md section 5): one JSON object per line, each a row, a bound, or a
+"""Event files (the semantics, section 5): one JSON object per line, each a row, a bound, or a
 producer attaching or detaching. Read by ``streamsql replay``, the scenario player and the
 tutorials."""
 from __future__ import annotations

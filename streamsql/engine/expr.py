@@ -277,6 +277,22 @@ def apply_rowtime_map(e: Expr, t: int, input: int = 0) -> int:
     return T.NO_TIME if v is None else int(v)
 
 
+def is_time_key(e: Expr) -> bool:
+    """Whether ``e`` is a TIMESTAMP key made of ROWTIME alone: FLOOR/CEIL/STEP of it and interval
+    shifts, nested in any order. :func:`rowtime_map_array` computes such a key exactly for a
+    whole array of rowtimes (the Spark log source pre-combines GROUP BYs keyed by one)."""
+    def pure(x: Expr) -> bool:
+        if isinstance(x, Rowtime):
+            return True
+        if isinstance(x, Call) and x.fn in ("FLOOR_TO", "CEIL_TO", "STEP"):
+            return pure(x.args[0])
+        if isinstance(x, Call) and x.fn in ("+", "-") and len(x.args) == 2:
+            a, b = x.args
+            return pure(a) and isinstance(b, Lit) and isinstance(b.value, T.Interval)
+        return False
+    return e.type.name == "TIMESTAMP" and pure(e)
+
+
 def rowtime_map_array(e: Expr, a: np.ndarray) -> np.ndarray:
     """Vectorised :func:`apply_rowtime_map` over int64 times (timelines of whole batches): a time
     whose mapping leaves the TIMESTAMP range anywhere on the way maps to END_OF_TIME, as there."""

@@ -116,7 +116,6 @@ class FileReader:
         self.rowtime_column = d.foreign.get("rowtime_column")
         self.rx = re.compile(self.opts["pattern"])
         self.done: list[str] = list(d.foreign.get("files_done", []))
-        self.files_total = 0
         self.rows_loaded = 0
         self.malformed = 0
         self._lock = threading.Lock()

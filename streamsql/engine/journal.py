@@ -3,7 +3,7 @@
 The stream log (:mod:`.log`) keeps what *left* each stream after the multi-producer merge; a
 scenario needs what *entered* it: rows, bounds (strict included), producers attaching and
 detaching, and the events that were late or refused, so that a replay reproduces their lines
-(``Workbench.save_scenario``, :mod:`.record`).
+(``Workbench.save_scenario``, :mod:`.recording`).
 
 Where it lives, so that a one-event insert pays no extra file write or fsync:
 

@@ -1,4 +1,4 @@
-"""The late-row rule (SEMANTICS.md section 2), in one place.
+"""The late-row rule (the semantics, section 2), in one place.
 
 A row is late when its rowtime is below the clock it must respect: the higher of its stream's
 bound and its producer's clock. A late row is rejected and never processed: it moves no clock, it

@@ -1,4 +1,4 @@
-"""One writer per workspace (issue 13, item 4).
+"""One writer per workspace.
 
 A writing workbench holds an exclusive ``fcntl.flock`` on ``<workspace>/LOCK`` for as long as it
 is open; the OS releases it when the process ends, however it ends. The file also holds the

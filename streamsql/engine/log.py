@@ -168,7 +168,6 @@ class EventLog:
         self.dir = self.root / "log"
         self.durable = durable
         self._segments: dict[str, list[_Segment]] = {}
-        self._listed_at: dict[str, int] = {}
         self._bad: set[Path] = set()     # damaged segments a read-only opener skips
 
     # ------------------------------------------------------------------ writing

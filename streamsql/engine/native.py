@@ -1,4 +1,4 @@
-"""Spark's own streaming model beside the rowtime bounds (issue 28): which queries have a *native
+"""Spark's own streaming model beside the rowtime bounds: which queries have a *native
 twin* (the same query as plain Spark Structured Streaming: ``withWatermark`` on each input,
 ``window()``, an event-time interval join, ``union``), the typed record of what the twin did
 step by step, and its comparison with what the query released.

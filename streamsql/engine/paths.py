@@ -1,4 +1,4 @@
-"""Names and the workspace paths derived from them (issue 13).
+"""Names and the workspace paths derived from them.
 
 Every path built from a name (a query's folder) or from a stream's uid (its log and foreign
 folders) is made by :func:`under`, which refuses any component that is not a plain identifier,

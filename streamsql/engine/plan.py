@@ -95,7 +95,7 @@ class Project(Node):
     #: are evaluated left to right, so the first failing one is the one reported
     rowtime_at: int = 0
     #: moved below a UNION ALL by ``runtime.plans.normalize``: a row it fails on still goes
-    #: through the merge, and fails where the merge releases it (SEMANTICS.md 5)
+    #: through the merge, and fails where the merge releases it (the semantics, section 5)
     defer_errors: bool = False
 
     def inputs(self):

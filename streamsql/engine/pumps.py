@@ -1,5 +1,5 @@
 """Pumps: ``CREATE PUMP p AS INSERT INTO s SELECT STREAM ...`` keeps inserting a query's rows into a
-stream, and forwards the query's bounds into it (SEMANTICS.md section 4, seed 000).
+stream, and forwards the query's bounds into it (the semantics, section 4, seed 000).
 
 A started pump is a producer of its target stream, named after the pump: its clock is the pump
 query's output bound, so the target waits for it like for any slow producer, and rows the pump
@@ -16,7 +16,7 @@ from . import time as T
 from .catalog import Event, LogEntry
 from .errors import SqlError, StreamSqlError
 from .plan import CreatePump
-from .runtime.local.query import LocalQuery
+from .runtime.engines import in_process_query
 
 
 @dataclass
@@ -24,7 +24,7 @@ class PumpRunner:
     name: str
     target: str
     columns: list[str]          # target columns the query's columns go to, in order
-    query: LocalQuery
+    query: object               # the pump's query, stepped in process (runtime.engines.in_process_query)
     sources: set[str]
     last_bound: int = T.NO_TIME
 
@@ -127,7 +127,7 @@ class Pumps:
             p["started"] = True
             p["start_seq"] = self.wb.last_seq
             p["start_clocks"] = {s: c.state[s].bound for s in q.streams if s in c.state}
-            self.runners[n] = PumpRunner(n, p["target"], p["columns"], LocalQuery(q, c.tables, p["start_clocks"]),
+            self.runners[n] = PumpRunner(n, p["target"], p["columns"], in_process_query(q, c.tables, p["start_clocks"]),
                                          set(q.streams))
             self.wb.save_catalog()
             self.wb.attach(p["target"], n)      # the pump holds its target back from now on
@@ -159,7 +159,7 @@ class Pumps:
         for n in self.order([n for n, p in c.pumps.items() if p.get("started")]):
             p = c.pumps[n]
             q = analyze(p["sql"], c).query
-            lq = LocalQuery(q, c.tables, p.get("start_clocks") or {})
+            lq = in_process_query(q, c.tables, p.get("start_clocks") or {})
             r = PumpRunner(n, p["target"], p["columns"], lq, set(q.streams))
             for seq, feed in self.wb.commits.feeds(sorted(r.sources), p["start_seq"], self.wb.last_seq):
                 b = lq.process(seq, feed)

@@ -67,9 +67,9 @@ class ContinuousQuery:
         self.errors: list = []
         #: the per-step trace (runtime/tracing.py): the last ``wb.trace_steps`` StepTrace records
         self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
-        self._listeners: list[Callable[[ReleasedBatch], None]] = []
-        self._state_listeners: list[Callable[[], None]] = []
-        self._progress_listeners: list[Callable[[], None]] = []
+        self._listeners = _Listeners("release", name)
+        self._state_listeners = _Listeners("state", name)
+        self._progress_listeners = _Listeners("progress", name)
         self._lock = threading.Lock()
         self._chunks: list[pa.Table] = []
         self._sinks: list = []                    # FileSink objects (write_to)
@@ -205,11 +205,7 @@ class ContinuousQuery:
             bmap = dict(zip(seqs, vals))
             batches = [ReleasedBatch(s, by.get(s, []), bmap.get(s)) for s in sorted(set(by) | set(bmap))]
         for b in batches:
-            for f in list(self._listeners):
-                try:
-                    f(b)
-                except Exception:  # a broken listener must not stop the query
-                    log.exception("listener of query %s failed", self.name)
+            self._listeners.call(b)
 
     def output_bound_at(self, seq: int) -> int | None:
         """The query's output bound right after event ``seq`` (None before it had one)."""
@@ -221,46 +217,35 @@ class ContinuousQuery:
     def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
         """Call ``f(batch)`` for every event that released rows or moved the output bound (from
         Spark's sink thread on the Spark engine)."""
-        self._listeners.append(f)
+        self._listeners.add(f)
 
     def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
         """Remove a callback added with :meth:`on_release`."""
-        if f in self._listeners:
-            self._listeners.remove(f)
+        self._listeners.remove(f)
 
     def on_progress(self, f: Callable[[], None]) -> None:
         """Call ``f()`` after every delivery of the runtime, whether it released rows or not
         (a step that only added a trace record or advanced ``processed_seq``): live views that
         follow the trace redraw then."""
-        self._progress_listeners.append(f)
+        self._progress_listeners.add(f)
 
     def off_progress(self, f: Callable[[], None]) -> None:
         """Remove a callback added with :meth:`on_progress`."""
-        if f in self._progress_listeners:
-            self._progress_listeners.remove(f)
+        self._progress_listeners.remove(f)
 
     def _progressed(self) -> None:
-        for f in list(self._progress_listeners):
-            try:
-                f()
-            except Exception:  # a broken listener must not stop the query
-                log.exception("progress listener of query %s failed", self.name)
+        self._progress_listeners.call()
 
     def on_state(self, f: Callable[[], None]) -> None:
         """Call ``f()`` when the query stops or fails (views redraw their status)."""
-        self._state_listeners.append(f)
+        self._state_listeners.add(f)
 
     def off_state(self, f: Callable[[], None]) -> None:
         """Remove a callback added with :meth:`on_state`."""
-        if f in self._state_listeners:
-            self._state_listeners.remove(f)
+        self._state_listeners.remove(f)
 
     def _state_changed(self) -> None:
-        for f in list(self._state_listeners):
-            try:
-                f()
-            except Exception:  # a broken listener must not break stop
-                log.exception("state listener of query %s failed", self.name)
+        self._state_listeners.call()
 
     def values(self, row: OutputRow) -> dict:
         """A released row's values by column name, as JSON values (the replay format's ``values``)."""
@@ -310,3 +295,29 @@ class ContinuousQuery:
         state = "running" if self.running else "stopped"
         rows = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
         return f"<ContinuousQuery {self.name} ({state}, {rows}, bound {T.format_timestamp(self.output_bound)})>"
+
+
+class _Listeners:
+    """A query's callbacks of one kind. A callback that raises is logged and the others still
+    run: a broken view must not stop the query (nor its stopping)."""
+
+    def __init__(self, kind: str, query: str):
+        self.kind, self.query = kind, query
+        self._fs: list[Callable] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._fs)
+
+    def add(self, f: Callable) -> None:
+        self._fs.append(f)
+
+    def remove(self, f: Callable) -> None:
+        if f in self._fs:
+            self._fs.remove(f)
+
+    def call(self, *args) -> None:
+        for f in list(self._fs):
+            try:
+                f(*args)
+            except Exception:  # noqa: BLE001 - see the class doc
+                log.exception("%s listener of query %s failed", self.kind, self.query)

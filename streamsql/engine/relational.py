@@ -1,5 +1,5 @@
 """Relational (non-STREAM) SELECT: a query evaluated once over what exists now, with ordinary SQL
-semantics (seed 004, "Converting between streams and relations"; SEMANTICS.md 2, 4).
+semantics (seed 004, "Converting between streams and relations"; the semantics, sections 2 and 4).
 
 Its relations are tables (``CREATE TABLE`` + ``INSERT``), ``VALUES`` and a stream's *retained
 history*: the rows its stream log holds, within the stream's history window of its clock

@@ -1,4 +1,4 @@
-"""Replaying a script and its events on a workbench and printing the lines of SEMANTICS.md
+"""Replaying a script and its events on a workbench and printing the lines of the semantics
 section 5 (or the step table): shared by ``streamsql replay`` and by saved sessions, which check
 what they wrote by replaying it; the caller opens the workbench, so this module needs none."""
 from __future__ import annotations

@@ -172,8 +172,8 @@ def _select(wb, stmt: SelectStatement, name: str | None, replace: bool) -> Resul
 
 
 def _relational(wb, stmt: SelectStatement) -> Result:
-    """A relational SELECT (issue 7): evaluated at once over tables, VALUES and history. A
-    calculator error in it (SEMANTICS.md 1) fails the statement with the error's message: it
+    """A relational SELECT: evaluated at once over tables, VALUES and history. A
+    calculator error in it (the semantics, section 1) fails the statement with the error's message: it
     answers once, so there is no running query to keep going and no step to put the error at."""
     from .relational import relation_result
     try:

@@ -2,7 +2,7 @@
 
 Every time in the engine is an ``int`` of milliseconds since 1970-01-01 00:00 UTC: rowtimes, clocks
 and bounds compare exactly, survive the event log unchanged and cost nothing to ship to Spark.
-A strict bound at ``t`` is the non-strict bound ``t + 1`` (SEMANTICS.md section 1), so only
+A strict bound at ``t`` is the non-strict bound ``t + 1`` (the semantics, section 1), so only
 non-strict bounds exist past :func:`bound_value`.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What happened at each step, in the forms people read: replay lines (SEMANTICS.md section 5)
+"""What happened at each step, in the forms people read: replay lines (the replay format, semantics section 5)
 and the seed's step tables (Step | input streams | Output).
 
 The per-event records themselves are kept by the workbench (``Workbench.event_trace``: each
@@ -8,6 +8,8 @@ event's outcome, the stream clock before and after, eclipsed bounds) and by each
 """
 from __future__ import annotations
 
+import datetime as _dt
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,7 +46,7 @@ def steps(query, outcomes: list[Outcome], base: int = 0) -> list[Step]:
 
 
 class BoundLines:
-    """The bound-line rule of SEMANTICS.md section 5, in one place: a bound line is printed when
+    """The bound-line rule of the semantics, section 5, in one place: a bound line is printed when
     the output bound moves past both the last bound line and the last released row. Feed it the
     rows in release order (:meth:`row`) and ask at each step's end (:meth:`line`)."""
 
@@ -92,14 +94,14 @@ def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = F
 
 
 def calc_error_line(e, names: dict | None = None) -> dict:
-    """The ``calc_error`` object of a replay line (SEMANTICS.md 5)."""
+    """The ``calc_error`` object of a replay line (the semantics, section 5)."""
     names = names or {}
     return {"rowtime": T.format_timestamp(e.data_rowtime), "name": e.name, "sqlstate": e.sqlstate,
             "stream": names.get(e.stream, e.stream), "message": e.message}
 
 
 def comparable(v):
-    """A replay line (or part of one) as SEMANTICS.md section 5 compares them: keys
+    """A replay line (or part of one) as the replay format compares them (the semantics, section 5): keys
     case-insensitively, numbers as numbers."""
     if isinstance(v, dict):
         return {str(k).lower(): comparable(x) for k, x in v.items()}
@@ -110,6 +112,57 @@ def comparable(v):
     if isinstance(v, (int, float)):
         return float(v)
     return v
+
+
+def lines_agree(got: list[dict], expected: list[dict]) -> bool:
+    """Whether replay lines agree with a scenario's expected lines, as the replay format compares
+    them (the semantics, section 5): keys case-insensitively, numbers numerically (to a relative
+    1e-9), timestamps as instants; a ``late`` or ``calc_error`` object may carry more keys than
+    expected. Bound lines count only when the expected lines have some."""
+    if not any("bound" in e for e in expected):
+        got = [g for g in got if "bound" not in g]
+    return len(got) == len(expected) and all(_line_agrees(_lower(g), _lower(e)) for g, e in zip(got, expected))
+
+
+def _lower(line: dict) -> dict:
+    return {str(k).lower(): ({str(kk).lower(): vv for kk, vv in v.items()} if isinstance(v, dict) else v)
+            for k, v in line.items()}
+
+
+def _line_agrees(got: dict, exp: dict, subset: bool = False) -> bool:
+    if not (set(exp) <= set(got) if subset else set(got) == set(exp)):
+        return False
+    for k, e in exp.items():
+        g = got[k]
+        if isinstance(e, dict) and isinstance(g, dict):
+            if not _line_agrees(g, e, subset=k in ("late", "calc_error")):
+                return False
+        elif not _same_value(g, e):
+            return False
+    return True
+
+
+def _same_value(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    ta, tb = _instant(a), _instant(b)
+    if ta is not None and tb is not None:
+        return ta == tb
+    return a == b
+
+
+def _instant(v):
+    """A timestamp string as an instant (``T`` or a space between date and time, a ``Z``)."""
+    if not isinstance(v, str):
+        return None
+    try:
+        return _dt.datetime.fromisoformat(v.strip().replace("T", " ").rstrip("Z")).replace(tzinfo=None)
+    except ValueError:
+        return None
 
 
 def _short(ms: int | None) -> str:

@@ -1,4 +1,4 @@
-"""A query's native twin (issue 28): the same query as plain Spark Structured Streaming over
+"""A query's native twin: the same query as plain Spark Structured Streaming over
 the same events, one event per micro-batch, with its record and the comparison beside the
 query's own releases.
 

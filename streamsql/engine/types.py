@@ -286,12 +286,3 @@ def arrow_type(t: SqlType) -> pa.DataType:
     if n in STRING_TYPES or n == "INTERVAL" or n == "NULL":
         return pa.string()
     raise ValueError(f"no Arrow type for {t}")
-
-
-def spark_type_ddl(t: SqlType) -> str:
-    n = t.name
-    return {
-        "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INTEGER": "INT",
-        "BIGINT": "BIGINT", "TIMESTAMP": "BIGINT", "REAL": "FLOAT", "DOUBLE": "DOUBLE",
-        "VARCHAR": "STRING", "CHAR": "STRING", "INTERVAL": "STRING", "NULL": "STRING",
-    }.get(n) or f"DECIMAL({t.precision},{t.scale})"

@@ -394,7 +394,7 @@ class Workbench:
         except T.TimeFormatError as e:
             raise EventError(one_line(str(e))) from None
 
-    # ------------------------------------------------------------------ history (issue 7, relational SELECT)
+    # ------------------------------------------------------------------ history (relational SELECT)
 
     def set_history(self, stream: str, window_ms: int | None = None, *, enabled: bool = True) -> None:
         """Let relational (non-STREAM) SELECTs read ``stream``'s retained history: its rows within
@@ -423,15 +423,16 @@ class Workbench:
         ``prefix.sql`` (what it reads, then the query), ``prefix.events.jsonl`` (the events of
         its streams, from the journal) and ``prefix.expected.jsonl`` (what it released, as
         ``streamsql replay --bounds`` prints it). A query started after events had flowed: see
-        :mod:`streamsql.engine.record`. Returns a :class:`~streamsql.engine.record.SavedScenario`."""
-        from .record import pick_query, save_scenario
+        :mod:`streamsql.engine.recording`. Returns a
+        :class:`~streamsql.engine.recording.SavedScenario`."""
+        from .recording import pick_query, save_scenario
         q = pick_query(self, query)
         end = None
         if q.running:                  # everything committed so far (a stopped query: what it saw)
             end = self.last_seq
             q.wait()
         with self.lock:
-            return save_scenario(self, prefix, q, from_start=from_start, end=end)
+            return save_scenario(self, prefix, q, scratch=_scratch_workbench, from_start=from_start, end=end)
 
     # ------------------------------------------------------------------ state
 
@@ -461,3 +462,8 @@ class Workbench:
         """The step (global sequence number) of the last injected event; 0 before any."""
         return self.catalog.next_seq - 1
 
+
+def _scratch_workbench() -> Workbench:
+    """A temporary in-process workbench without the trace (a saved scenario's expected lines are
+    replayed on one)."""
+    return Workbench(None, engine="local", trace=False)

@@ -1,4 +1,4 @@
-"""Scenario files shipped with the package (SEMANTICS.md section 5: ``NAME.sql``,
+"""Scenario files shipped with the package (the semantics, section 5: ``NAME.sql``,
 ``NAME.events.jsonl``, ``NAME.expected.jsonl``): the seeds' examples the demo and the tutorials
 play, read from here so that a notebook copied out of the repository still finds them."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A query beside its native Spark twin (issue 28), step by step: the rows this query released
+"""A query beside its native Spark twin, step by step: the rows this query released
 and the rows plain Spark Structured Streaming emitted (with their micro-batch), Spark's
 watermark after each step, the rows Spark dropped as late, and for each row released at
 different steps one line on why. It renders the engine's typed

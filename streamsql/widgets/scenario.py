@@ -1,4 +1,4 @@
-"""Scenario files (SEMANTICS.md section 5: ``NAME.sql``, ``NAME.events.jsonl`` and, when present,
+"""Scenario files (the semantics, section 5, the replay format: ``NAME.sql``, ``NAME.events.jsonl`` and, when present,
 ``NAME.expected.jsonl``) played one event at a time, or to any step k, in a workbench of their
 own, with the output checked against the expected lines released so far."""
 from __future__ import annotations
@@ -161,7 +161,7 @@ class ScenarioPlayer:
         return step_table(snapshot(self.q), self._named_outcomes(), self.base, self.streams())
 
     def lines(self, bounds: bool = False) -> list[dict]:
-        """Replay output lines so far (SEMANTICS.md section 5)."""
+        """Replay output lines so far (the replay format of the semantics, section 5)."""
         return replay_lines(self.q, self.outcomes, self.base, bounds=bounds, stream_names=self.names)
 
     def check(self) -> tuple[bool | None, str]:

@@ -1,4 +1,4 @@
-"""The step scrubber: a query as it was after step *k* (issue 14), from what the engine kept (the
+"""The step scrubber: a query as it was after step *k*, from what the engine kept (the
 query's typed trace history, the workbench's event records and the released rows), so moving
 the slider changes nothing in the query. Shown: the event of step *k*, the rows released up to
 it (those of step *k* marked), each input stream's clock, the output bound, the rows the

@@ -239,7 +239,7 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
     return lanes, recs
 
 
-#: the lane of a query's native Spark twin (issue 28)
+#: the lane of a query's native Spark twin
 NATIVE_LANE = "Spark (native twin)"
 
 

@@ -1,15 +1,17 @@
 """SQL functions and operators as one table (as sqlglot keeps dialect differences as tables).
 
-Each :class:`~.spec.Fn` holds everything about one function: its type rule (the dialect asks it),
-its Python evaluator (the local runtime and constant folding), its Spark SQL template (the Spark
-runtime), its monotonicity in ROWTIME, and the calculator errors it can raise with the Spark SQL
-condition that flags them. The dialect, :mod:`streamsql.engine.expr` and the Spark renderer
-look functions up here; none of them has a list of its own.
+Each :class:`~.spec.Fn` holds what the engine knows of one function: its type rule (the dialect
+asks it), its Python evaluator (the local runtime and constant folding), its monotonicity in
+ROWTIME, the calculator errors it can raise, and its Arrow form where one is exact. The dialect
+and :mod:`streamsql.engine.expr` look functions up here; none of them has a list of its own.
+Each runtime renders the table its own way: the Spark runtime's SQL of every entry is
+``runtime/spark/sqlfunctions/`` (as Ibis keeps each backend's compiler with the backend),
+held to this table row by row by ``tests/test_functions.py``.
 """
 from __future__ import annotations
 
 from . import cast, logic, numeric, temporal, text
-from .cast import cast_sql, cast_value, spark_double_str
+from .cast import cast_value, double_text
 from .errors import KINDS, CalcError, ErrorKind
 from .spec import CONSTANT, INCREASING, NOT_MONOTONIC, TS_MAX, TS_MIN, Fn
 
@@ -30,13 +32,13 @@ def can_fail(e) -> bool:
     while stack:
         x = stack.pop()
         fn = getattr(x, "fn", None)
-        if fn is not None and TABLE[fn].errors and _may_fail(x):
+        if fn is not None and TABLE[fn].errors and may_fail(x):
             return True
         stack.extend(x.children())
     return False
 
 
-def _may_fail(call) -> bool:
+def may_fail(call) -> bool:
     """Table entries list what a function can raise for some argument types; a few calls are
     known safe (casts to strings, widening numeric casts)."""
     if call.fn == "CAST":
@@ -51,5 +53,5 @@ def _may_fail(call) -> bool:
     return True
 
 
-__all__ = ["TABLE", "Fn", "get", "can_fail", "CalcError", "ErrorKind", "KINDS", "cast_value", "cast_sql",
-           "spark_double_str", "INCREASING", "CONSTANT", "NOT_MONOTONIC", "TS_MIN", "TS_MAX"]
+__all__ = ["TABLE", "Fn", "get", "can_fail", "may_fail", "CalcError", "ErrorKind", "KINDS", "cast_value",
+           "double_text", "INCREASING", "CONSTANT", "NOT_MONOTONIC", "TS_MIN", "TS_MAX"]

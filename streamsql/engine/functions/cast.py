@@ -9,8 +9,8 @@ U+0020 are ignored, as Spark does):
   (no NaN, Infinity or type suffixes); BOOLEAN: true/t/yes/y/1, false/f/no/n/0 (any case);
 - TIMESTAMP: ``YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]][Z|+00:00]``, a valid date and time.
 
-Spark renders them with ``try_cast`` (NULL where the value does not convert), behind an
-``RLIKE`` of the grammar where Spark's own reading is wider (DOUBLE, REAL, TIMESTAMP).
+A DOUBLE or REAL becomes text as Java writes it (:func:`double_text`), which is also what Spark's
+CAST gives. The Spark SQL of CAST is :mod:`streamsql.engine.runtime.spark.sqlfunctions.cast`.
 """
 from __future__ import annotations
 
@@ -21,24 +21,21 @@ import numpy as np
 
 from .. import time as T
 from ..types import SqlType
-from . import sqltext as S
 from .errors import DATETIME_OVERFLOW, INVALID_CAST, CalcError
 from .spec import (INCREASING, NOT_MONOTONIC, Fn, fit_decimal, fit_float, fit_int, fit_timestamp, out_of_range,
-                   to_decimal, ts_out_of_range)
+                   to_decimal)
 
 _SPACE = "".join(chr(i) for i in range(33))
+#: the grammars a string must match to convert (regular expressions both Python and Java read
+#: alike; the Spark runtime checks strings against the same two before its own conversion)
+NUMBER_GRAMMAR = "[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
+TIMESTAMP_GRAMMAR = ("[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ T][0-9]{1,2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,3}0{0,6})?)?)?"
+                     " *(Z|[+-]00:?00)?")
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-_NUM_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
-_TS_RE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ T][0-9]{1,2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,3}0{0,6})?)?)?"
-                    r" *(Z|[+-]00:?00)?\Z")
+_NUM_RE = re.compile(NUMBER_GRAMMAR + r"\Z")
+_TS_RE = re.compile(TIMESTAMP_GRAMMAR + r"\Z")
 _TRUE = ("true", "t", "yes", "y", "1")
 _FALSE = ("false", "f", "no", "n", "0")
-
-# the same grammars as Java regular expressions inside Spark SQL string literals
-_SP = "[\\\\x00-\\\\x20]*"
-_NUM_JRE = f"'^{_SP}[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?{_SP}$'"
-_TS_JRE = (f"'^{_SP}[0-9]{{4}}-[0-9]{{1,2}}-[0-9]{{1,2}}([ T][0-9]{{1,2}}:[0-9]{{2}}(:[0-9]{{2}}([.][0-9]{{1,3}}0{{0,6}})?)?)?"
-           f" *(Z|[+-]00:?00)?{_SP}$'")
 
 
 def _invalid(dst: SqlType) -> CalcError:
@@ -64,7 +61,7 @@ def cast_value(v, src: SqlType, dst: SqlType):
         elif s == "BOOLEAN":
             r = "true" if v else "false"
         elif s in ("DOUBLE", "REAL"):
-            r = spark_double_str(v, s == "REAL")
+            r = double_text(v, s == "REAL")
         else:
             r = str(v)
         return r[:dst.precision] if dst.precision is not None and d == "CHAR" else r
@@ -127,8 +124,9 @@ def cast_value(v, src: SqlType, dst: SqlType):
     raise ValueError(f"cannot cast {src} to {dst}")
 
 
-def spark_double_str(v: float, single: bool) -> str:
-    """Java's ``Double.toString``/``Float.toString``, which Spark uses to cast to a string."""
+def double_text(v: float, single: bool) -> str:
+    """A DOUBLE (``single``: a REAL) as text: Java's ``Double.toString``/``Float.toString``, what
+    Spark's CAST to a string gives too."""
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
@@ -142,43 +140,6 @@ def spark_double_str(v: float, single: bool) -> str:
     return f"{mant}E{int(exp)}"
 
 
-# --------------------------------------------------------------------------- Spark
-
-def cast_sql(x: str, src: SqlType, dst: SqlType, checked: bool = True) -> str:
-    """Spark SQL converting ``x`` (of ``src``) to ``dst`` as :func:`cast_value` does (NULL where
-    it raises, when ``checked``)."""
-    conv = S.try_cast if checked else S.plain_cast
-    if dst.is_string:
-        if src.name == "TIMESTAMP":
-            ts = f"timestamp_millis({x})"
-            return (f"CASE WHEN pmod({x}, 1000) = 0 THEN date_format({ts}, 'yyyy-MM-dd HH:mm:ss') "
-                    f"ELSE date_format({ts}, 'yyyy-MM-dd HH:mm:ss.SSS') END")
-        r = S.plain_cast(x, dst)
-        if dst.name == "CHAR" and dst.precision is not None:
-            r = f"substring({r}, 1, {dst.precision})"
-        return r
-    if dst.name == "TIMESTAMP":
-        if src.name == "TIMESTAMP":
-            return x
-        if src.is_string:
-            v = f"unix_millis(try_cast({x} AS TIMESTAMP))"
-            return f"CASE WHEN {x} RLIKE {_TS_JRE} THEN {v} END" if checked else v
-        if src.is_integer or src.name == "BOOLEAN":
-            return f"try_multiply(CAST({x} AS BIGINT), CAST(1000 AS BIGINT))"
-        if src.is_approx:
-            return f"try_cast(CAST({x} AS DOUBLE) * CAST(1000 AS DOUBLE) AS BIGINT)"
-        return f"try_cast(({x}) * 1000 AS BIGINT)"
-    if src.name == "TIMESTAMP":
-        if dst.is_integer:
-            return conv(f"floor({x} / 1000)", dst)
-        if dst.name == "DECIMAL":
-            return conv(f"CAST({x} AS DECIMAL(38,3)) / 1000", dst)
-        return conv(f"CAST({x} AS DOUBLE) / CAST(1000 AS DOUBLE)", dst)
-    if src.is_string and dst.is_approx and checked:
-        return f"CASE WHEN {x} RLIKE {_NUM_JRE} THEN {conv(x, dst)} END"
-    return conv(x, dst)
-
-
 def _cast_type(ts, arg):
     src = ts[0]
     if src.name == "INTERVAL" and not arg.is_string:
@@ -189,31 +150,6 @@ def _cast_type(ts, arg):
 def _cast_python(e):
     src, dst = e.args[0].type, e.type
     return lambda v: cast_value(v, src, dst)
-
-
-def _cast_spark(e, xs):
-    return cast_sql(xs[0], e.args[0].type, e.type)
-
-
-def _cast_plain(e, xs):
-    return cast_sql(xs[0], e.args[0].type, e.type, checked=False)
-
-
-def _cast_fails(e, xs, v):
-    src, dst = e.args[0].type, e.type
-    x = xs[0]
-    if dst.is_string or src.name == dst.name == "TIMESTAMP":
-        return None
-    checks = [f"{v} IS NULL"]
-    if dst.name == "TIMESTAMP":
-        checks.append(ts_out_of_range(v))
-    if dst.is_approx:
-        inf = S.INF_REAL if dst.name == "REAL" else S.INF_DOUBLE
-        keep = f" AND abs({x}) <> {S.INF_DOUBLE}" if src.is_approx else ""
-        checks.append(f"(abs({v}) = {inf}{keep})")
-    if dst.name == "BIGINT" and src.is_approx:
-        checks.append(f"{x} >= CAST('9.223372036854775807E18' AS DOUBLE)")   # 2**63: Spark saturates
-    return "(" + " OR ".join(checks) + ")"
 
 
 def _cast_monotonic(e, ms):
@@ -235,7 +171,7 @@ def _cast_samples():
 
 
 TABLE = [
-    Fn("CAST", _cast_type, _cast_python, _cast_spark, fails=_cast_fails,
+    Fn("CAST", _cast_type, _cast_python,
        errors=("NUMERIC_OUT_OF_RANGE", "INVALID_CAST", "DATETIME_FIELD_OVERFLOW"), monotonic=_cast_monotonic,
-       plain=_cast_plain, samples=_cast_samples()),
+       samples=_cast_samples()),
 ]

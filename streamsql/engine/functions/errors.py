@@ -1,4 +1,4 @@
-"""Calculator errors (SEMANTICS.md section 1): the data exceptions an expression can raise.
+"""Calculator errors (the semantics, section 1): the data exceptions an expression can raise.
 
 An evaluator raises :class:`CalcError` with its kind; the compiled expression adds which call
 failed, the text it was written as and its operand values, so that the message names them the
@@ -22,7 +22,7 @@ class ErrorKind:
 DIVISION_BY_ZERO = ErrorKind("DIVISION_BY_ZERO", "22012", "division by zero")
 NUMERIC_OUT_OF_RANGE = ErrorKind("NUMERIC_OUT_OF_RANGE", "22003", "numeric value out of range")
 INVALID_CAST = ErrorKind("INVALID_CAST", "22018", "invalid character value for cast")
-# the three above are the ones SEMANTICS.md names; these follow the SQL standard for the cases it
+# the three above are the ones the semantics names; these follow the SQL standard for the cases it
 # leaves out (a timestamp outside years 1-9999, LN/POWER/SQRT outside their domain, SUBSTRING
 # with a negative length), so that no expression ever yields a silent NULL
 DATETIME_OVERFLOW = ErrorKind("DATETIME_FIELD_OVERFLOW", "22008", "datetime field overflow")

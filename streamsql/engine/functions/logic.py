@@ -2,7 +2,8 @@
 
 AND, OR, CASE and COALESCE evaluate their arguments left to right and stop as soon as the result
 is known, so ``b <> 0 AND a / b > 1`` never divides by zero; every other function evaluates all
-its arguments. Their Spark error flags follow the same order."""
+its arguments (the Spark runtime's error flags follow the same order:
+:mod:`streamsql.engine.runtime.spark.sqlfunctions.logic`)."""
 from __future__ import annotations
 
 import decimal
@@ -13,9 +14,11 @@ import pyarrow.compute as pc
 
 from ..types import BOOLEAN, NULLTYPE, common_type
 from .spec import Fn, nullable
-from .sqltext import sql_or
 
 _OPS = {"=": o.eq, "<>": o.ne, "<": o.lt, "<=": o.le, ">": o.gt, ">=": o.ge}
+#: the comparison operators and the IS tests, by their names in the table
+COMPARISONS = tuple(_OPS)
+IS_TESTS = ("IS_NULL", "IS_NOT_NULL", "IS_TRUE", "IS_FALSE", "IS_NOT_TRUE", "IS_NOT_FALSE")
 
 
 def compare(op: str):
@@ -69,19 +72,6 @@ _and_python = _three_valued(False)
 _or_python = _three_valued(True)
 
 
-def _stop_flag(stop: str):
-    """AND stops at the first FALSE argument, OR at the first TRUE one."""
-    def flag(e, xs, flags):
-        out, reached = "FALSE", []
-        for x, f in zip(xs, flags):
-            if f != "FALSE":
-                guard = " AND ".join(f"NOT ({y} <=> {stop})" for y in reached)
-                out = sql_or(out, f"({guard} AND {f})" if guard else f)
-            reached.append(x)
-        return out
-    return flag
-
-
 def _common(ts):
     """The common type of ``ts``, nullable when one of them is (NULL alone stays NULL)."""
     t = NULLTYPE
@@ -108,27 +98,6 @@ def _case_python(e, args):
     return case
 
 
-def _case_spark(e, xs):
-    from .sqltext import plain_cast
-    parts = ["CASE"]
-    for i in range(0, len(xs) - 1, 2):
-        parts.append(f"WHEN {xs[i]} THEN {plain_cast(xs[i + 1], e.type)}")
-    parts.append(f"ELSE {plain_cast(xs[-1], e.type)} END")
-    return " ".join(parts)
-
-
-def _case_flag(e, xs, flags):
-    rest = flags[-1]
-    for i in range(len(xs) - 3, -1, -2):
-        w, fw, ft = xs[i], flags[i], flags[i + 1]
-        if ft == "FALSE" and rest == "FALSE":
-            branch = "FALSE"
-        else:
-            branch = f"(CASE WHEN {w} <=> TRUE THEN {ft} ELSE {rest} END)"
-        rest = sql_or(fw, branch)
-    return rest
-
-
 def _coalesce_type(ts, arg):
     t = _common(ts)
     return t.with_nullable(all(v.nullable for v in ts)) if t is not None and t.name != "NULL" else t
@@ -142,18 +111,6 @@ def _coalesce_python(e, args):
                 return v
         return None
     return coalesce
-
-
-def _coalesce_spark(e, xs):
-    from .sqltext import plain_cast
-    return plain_cast("coalesce(" + ", ".join(plain_cast(x, e.type) for x in xs) + ")", e.type)
-
-
-def _coalesce_flag(e, xs, flags):
-    rest = flags[-1]
-    for x, f in zip(reversed(xs[:-1]), reversed(flags[:-1])):
-        rest = sql_or(f, "FALSE" if rest == "FALSE" else f"({x} IS NULL AND {rest})")
-    return rest
 
 
 def _nullif_python(e):
@@ -186,17 +143,6 @@ def _is(fn):
     want = fn.endswith("TRUE")
     neg = "_NOT_" in fn
     return lambda e: lambda v: (v is want) != neg
-
-
-def _is_spark(fn):
-    if fn in ("IS_NULL", "IS_NOT_NULL"):
-        return lambda e, xs: f"({xs[0]} {fn.replace('_', ' ')})"
-    want = "TRUE" if fn.endswith("TRUE") else "FALSE"
-
-    def r(e, xs):
-        s = f"({xs[0]} <=> {want})"
-        return f"(NOT {s})" if "_NOT_" in fn else s
-    return r
 
 
 def _is_type(ts, arg):
@@ -282,28 +228,23 @@ def _in_arrow(e):
 
 
 TABLE = [
-    *(Fn(op, _cmp_type, lambda e: compare(e.fn), lambda e, xs: f"({xs[0]} {e.fn} {xs[1]})", samples=_CMP_SAMPLES,
-         arrow=_cmp_arrow)
-      for op in _OPS),
-    Fn("AND", _logic_type, _and_python, lambda e, xs: "(" + " AND ".join(xs) + ")", lazy=True, strict=False,
-       flag=_stop_flag("FALSE"), samples=_B2, arrow=lambda e: _fold(pc.and_kleene)),
-    Fn("OR", _logic_type, _or_python, lambda e, xs: "(" + " OR ".join(xs) + ")", lazy=True, strict=False,
-       flag=_stop_flag("TRUE"), samples=_B2, arrow=lambda e: _fold(pc.or_kleene)),
+    *(Fn(op, _cmp_type, lambda e: compare(e.fn), samples=_CMP_SAMPLES, arrow=_cmp_arrow) for op in COMPARISONS),
+    Fn("AND", _logic_type, _and_python, lazy=True, strict=False, samples=_B2, arrow=lambda e: _fold(pc.and_kleene)),
+    Fn("OR", _logic_type, _or_python, lazy=True, strict=False, samples=_B2, arrow=lambda e: _fold(pc.or_kleene)),
     Fn("NOT", lambda ts, arg: BOOLEAN.with_nullable(ts[0].nullable) if _bools(ts) else None,
-       lambda e: lambda v: not v, lambda e, xs: f"(NOT {xs[0]})", samples=(("BOOLEAN",),),
-       arrow=lambda e: lambda xs: pc.invert(xs[0])),
-    *(Fn(fn, _is_type, _is(fn), _is_spark(fn), strict=False,
+       lambda e: lambda v: not v, samples=(("BOOLEAN",),), arrow=lambda e: lambda xs: pc.invert(xs[0])),
+    *(Fn(fn, _is_type, _is(fn), strict=False,
          samples=(("BOOLEAN",),) if fn not in ("IS_NULL", "IS_NOT_NULL") else (("INTEGER",), ("VARCHAR",)),
          arrow=_is_arrow(fn))
-      for fn in ("IS_NULL", "IS_NOT_NULL", "IS_TRUE", "IS_FALSE", "IS_NOT_TRUE", "IS_NOT_FALSE")),
-    Fn("CASE", _case_type, _case_python, _case_spark, lazy=True, strict=False, flag=_case_flag,
+      for fn in IS_TESTS),
+    Fn("CASE", _case_type, _case_python, lazy=True, strict=False,
        samples=(("BOOLEAN", "INTEGER", "INTEGER"), ("BOOLEAN", "VARCHAR", "BOOLEAN", "VARCHAR", "VARCHAR"))),
-    Fn("COALESCE", _coalesce_type, _coalesce_python, _coalesce_spark, lazy=True, strict=False, flag=_coalesce_flag,
+    Fn("COALESCE", _coalesce_type, _coalesce_python, lazy=True, strict=False,
        samples=(("INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR", "VARCHAR"))),
     Fn("NULLIF", lambda ts, arg: ts[0].with_nullable(True) if ts[0].same_kind(ts[1]) else None, _nullif_python,
-       lambda e, xs: f"nullif({xs[0]}, {xs[1]})", strict=False, samples=(("INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"))),
+       strict=False, samples=(("INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"))),
     Fn("IN", lambda ts, arg: BOOLEAN.with_nullable(nullable(*ts)) if all(ts[0].same_kind(t) for t in ts[1:]) else None,
-       _in_python, lambda e, xs: f"({xs[0]} IN (" + ", ".join(xs[1:]) + "))", strict=False,
+       _in_python, strict=False,
        samples=(("INTEGER", "INTEGER", "INTEGER"), ("VARCHAR", "VARCHAR"),
                 (("DOUBLE", ("lit", "INTEGER", 7), ("lit", "DOUBLE", 1.5)), None),
                 (("VARCHAR", ("lit", "VARCHAR", "x"), ("lit", "VARCHAR", "abc")), None)),

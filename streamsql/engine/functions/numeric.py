@@ -1,8 +1,6 @@
 """Arithmetic and numeric functions: exact integer and DECIMAL arithmetic with range checks,
-DOUBLE/REAL with division by zero and overflow as errors (not IEEE infinities).
-
-Spark renders them with the ``try_*`` family (NULL exactly where the value cannot be computed)
-plus explicit checks where Spark's answer would be a value (``MIN DIV -1``, infinities, NaN)."""
+DOUBLE/REAL with division by zero and overflow as errors (not IEEE infinities). Their Spark SQL
+is :mod:`streamsql.engine.runtime.spark.sqlfunctions.numeric`."""
 from __future__ import annotations
 
 import decimal
@@ -10,7 +8,6 @@ import math
 
 from .. import time as T
 from ..types import DOUBLE, arithmetic_type, decimal_type
-from . import sqltext as S
 from . import temporal
 from .errors import DIVISION_BY_ZERO, INVALID_LOG, INVALID_POWER, CalcError
 from .spec import (CONSTANT, INCREASING, NOT_MONOTONIC, Fn, fit_decimal, fit_float, fit_int, int_lits,
@@ -97,62 +94,6 @@ def _arith_python(e):
     return flt
 
 
-_TRY = {"+": "try_add", "-": "try_subtract", "*": "try_multiply", "/": "try_divide", "%": "try_mod"}
-
-
-def _as(x: str, src, dst) -> str:
-    return x if src.name == dst.name and src.scale == dst.scale else S.plain_cast(x, dst)
-
-
-def _arith_spark(e, xs):
-    op, t = e.fn, e.type
-    ta, tb = e.args[0].type, e.args[1].type
-    if temporal.is_temporal_arith(t, ta, tb):
-        return temporal.arith_spark(e, xs)
-    x, y = xs
-    if t.is_integer:
-        x, y = _as(x, ta, t), _as(y, tb, t)
-        if op == "/":
-            return S.try_cast(f"({x} DIV nullif({y}, 0))", t)
-        return f"{_TRY[op]}({x}, {y})"
-    if t.name == "DECIMAL":
-        # Spark's exact decimal arithmetic on the operands as typed; the result then fits ours
-        return S.try_cast(f"{_TRY[op]}({x}, {y})", t)
-    x, y = S.plain_cast(x, t), S.plain_cast(y, t)
-    if op in "/%":
-        return S.plain_cast(f"{_TRY[op]}({x}, {y})", t)
-    return f"({x} {op} {y})"
-
-
-def _arith_fails(e, xs, v):
-    op, t = e.fn, e.type
-    ta, tb = e.args[0].type, e.args[1].type
-    if temporal.is_temporal_arith(t, ta, tb):
-        return temporal.arith_fails(e, xs, v)
-    x, y = xs
-    if t.is_integer and op == "/":
-        lo, _hi = int_lits(t)
-        return f"({y} = 0 OR ({x} = {lo} AND {y} = -1))"
-    if t.is_integer or t.name == "DECIMAL":
-        return f"({v} IS NULL)"
-    inf = S.INF_REAL if t.name == "REAL" else S.INF_DOUBLE
-    finite = "".join(f" AND abs({z}) <> {S.INF_DOUBLE}" for z, a in zip(xs, e.args) if a.type.is_approx)
-    return f"({v} IS NULL OR (abs({v}) = {inf}{finite}))"
-
-
-def _arith_plain(e, xs):
-    op, t = e.fn, e.type
-    ta, tb = e.args[0].type, e.args[1].type
-    if temporal.is_temporal_arith(t, ta, tb):
-        return temporal.arith_spark(e, xs)
-    x, y = xs
-    if not (t.is_integer or t.name == "DECIMAL"):
-        x, y = S.plain_cast(x, t), S.plain_cast(y, t)
-    if op == "/" and t.is_integer:
-        return S.plain_cast(f"({x} DIV {y})", t)
-    return S.plain_cast(f"({x} {op} {y})", t)
-
-
 def _arith_errors(op):
     return ("DIVISION_BY_ZERO", "NUMERIC_OUT_OF_RANGE", "DATETIME_FIELD_OVERFLOW") if op in "/%" \
         else ("NUMERIC_OUT_OF_RANGE", "DATETIME_FIELD_OVERFLOW")
@@ -175,8 +116,8 @@ def _arith(op: str) -> Fn:
     mono = {"+": _plus_monotonic, "-": _minus_monotonic}.get(op)
     ivs = (T.Interval(millis=T.DAY), T.Interval(months=12), T.Interval(millis=-T.HOUR))
     samples = _PAIRS + (tuple(("TIMESTAMP", ("lit", "INTERVAL", iv)) for iv in ivs) if op in "+-" else ())
-    return Fn(op, lambda ts, arg, op=op: arithmetic_type(op, ts[0], ts[1]), _arith_python, _arith_spark,
-              fails=_arith_fails, errors=_arith_errors(op), monotonic=mono, plain=_arith_plain, samples=samples)
+    return Fn(op, lambda ts, arg, op=op: arithmetic_type(op, ts[0], ts[1]), _arith_python,
+              errors=_arith_errors(op), monotonic=mono, samples=samples)
 
 
 # --------------------------------------------------------------------------- unary minus, ABS
@@ -195,22 +136,6 @@ def _neg_python(e):
     return lambda v: -v
 
 
-def _exact(t) -> bool:
-    return t.is_integer or t.name == "DECIMAL"
-
-
-def _neg_spark(e, xs):
-    # exact types through try_subtract: Spark's unary minus on a DECIMAL(38) rounds it (and throws)
-    t = e.type
-    if _exact(t):
-        return f"try_subtract({S.literal(0, t)}, {xs[0]})"
-    return S.plain_cast(f"(- {xs[0]})", t)
-
-
-def _int_null_fails(e, xs, v):
-    return f"({v} IS NULL)" if _exact(e.type) else None
-
-
 def _numeric_type(ts, arg):
     t = ts[0]
     return t if t.is_numeric or t.name == "NULL" else None
@@ -223,13 +148,6 @@ def _abs_python(e):
     if t.name == "DECIMAL":
         return lambda v: v.copy_abs()
     return abs
-
-
-def _abs_spark(e, xs):
-    t, x = e.type, xs[0]
-    if _exact(t):
-        return f"CASE WHEN {x} < 0 THEN try_subtract({S.literal(0, t)}, {x}) ELSE {x} END"
-    return S.plain_cast(f"abs({x})", t)
 
 
 _ONE_NUMERIC = tuple((a,) for a in NUMERIC_SAMPLE_TYPES)
@@ -270,32 +188,6 @@ def _round_python(e):
     return f
 
 
-def _round_spark(e, xs):
-    t = e.type
-    x = xs[0]
-    d = xs[1] if len(xs) > 1 else "0"
-    if t.is_integer:
-        return S.try_cast(f"round(CAST({x} AS DECIMAL(20,0)), {d})", t)
-    if t.name == "DECIMAL":
-        # Spark's round throws (in both ANSI modes) where the rounded value has no room: those
-        # rows are out of range, so they do not reach it
-        dv = e.args[1].value if len(e.args) > 1 and type(e.args[1]).__name__ == "Lit" else 0
-        if isinstance(dv, int) and dv < t.scale:
-            lim = _CTX.subtract(decimal.Decimal(10 ** (t.precision - t.scale)), decimal.Decimal(5).scaleb(-dv - 1))
-            return (f"CASE WHEN {x} < {S.literal(lim, t)} AND {x} > {S.literal(lim.copy_negate(), t)} "
-                    f"THEN {S.try_cast(f'round({x}, {d})', t)} END")
-    return S.try_cast(f"round({x}, {d})", t)
-
-
-def _round_plain(e, xs):
-    d = xs[1] if len(xs) > 1 else "0"
-    return S.plain_cast(f"round({xs[0]}, {d})", e.type)
-
-
-def _null_fails(e, xs, v):
-    return f"({v} IS NULL)"
-
-
 def _floor_ceil_type(ts, arg):
     t = ts[0]
     if not t.is_numeric:
@@ -318,20 +210,6 @@ def _floor_ceil_python(e):
             return fit_decimal(v.to_integral_value(rounding=rounding), t)
         return float(g(v)) if math.isfinite(v) else v
     return f
-
-
-def _floor_ceil_spark(e, xs):
-    t, x = e.type, xs[0]
-    if t.is_integer:
-        return x
-    if t.is_approx:
-        # Spark's floor() goes through BIGINT: only below 2**52 (above, every double is whole)
-        return f"CASE WHEN abs({x}) < 4503599627370496D THEN CAST({e.fn.lower()}({x}) AS {S.ddl(t)}) ELSE {x} END"
-    return S.try_cast(f"{e.fn.lower()}({x})", t)
-
-
-def _floor_ceil_plain(e, xs):
-    return S.plain_cast(f"{e.fn.lower()}({xs[0]})", e.type)
 
 
 # --------------------------------------------------------------------------- POWER, SQRT, LN, EXP
@@ -384,34 +262,21 @@ def _exp_python(e):
     return f
 
 
-def _nan_or_inf(e, xs, v):
-    finite = "".join(f" AND abs({x}) <> {S.INF_DOUBLE} AND NOT isnan({x})"
-                     for x, a in zip(xs, e.args) if a.type.is_approx)
-    return f"(({v} IS NULL OR isnan({v}) OR abs({v}) = {S.INF_DOUBLE}){finite})"
-
-
-def _double_fn(name, python, spark, errors, samples=_ONE_NUMERIC) -> Fn:
-    return Fn(name, _double_type, python, spark, fails=_nan_or_inf, errors=errors,
-              plain=spark, samples=samples)
+def _double_fn(name, python, errors, samples=_ONE_NUMERIC) -> Fn:
+    return Fn(name, _double_type, python, errors=errors, samples=samples)
 
 
 TABLE = [
     *(_arith(op) for op in ("+", "-", "*", "/", "%")),
-    Fn("NEG", _neg_type, _neg_python, _neg_spark, fails=_int_null_fails, errors=("NUMERIC_OUT_OF_RANGE",),
-       plain=lambda e, xs: S.plain_cast(f"(- {xs[0]})", e.type), samples=_ONE_NUMERIC),
-    Fn("ABS", _numeric_type, _abs_python, _abs_spark, fails=_int_null_fails, errors=("NUMERIC_OUT_OF_RANGE",),
-       plain=lambda e, xs: S.plain_cast(f"abs({xs[0]})", e.type), samples=_ONE_NUMERIC),
-    Fn("ROUND", _round_type, _round_python, _round_spark, fails=_null_fails, errors=("NUMERIC_OUT_OF_RANGE",),
-       plain=_round_plain,
+    Fn("NEG", _neg_type, _neg_python, errors=("NUMERIC_OUT_OF_RANGE",), samples=_ONE_NUMERIC),
+    Fn("ABS", _numeric_type, _abs_python, errors=("NUMERIC_OUT_OF_RANGE",), samples=_ONE_NUMERIC),
+    Fn("ROUND", _round_type, _round_python, errors=("NUMERIC_OUT_OF_RANGE",),
        samples=tuple((a, ("lit", "INTEGER", d)) for a in NUMERIC_SAMPLE_TYPES for d in (0, 1, -1))),
-    Fn("FLOOR", _floor_ceil_type, _floor_ceil_python, _floor_ceil_spark, plain=_floor_ceil_plain,
-       samples=_ONE_NUMERIC),
-    Fn("CEIL", _floor_ceil_type, _floor_ceil_python, _floor_ceil_spark, plain=_floor_ceil_plain,
-       samples=_ONE_NUMERIC),
-    _double_fn("POWER", _power_python, lambda e, xs: f"power({xs[0]}, {xs[1]})",
-               ("INVALID_ARGUMENT_FOR_POWER_FUNCTION", "NUMERIC_OUT_OF_RANGE"),
+    Fn("FLOOR", _floor_ceil_type, _floor_ceil_python, samples=_ONE_NUMERIC),
+    Fn("CEIL", _floor_ceil_type, _floor_ceil_python, samples=_ONE_NUMERIC),
+    _double_fn("POWER", _power_python, ("INVALID_ARGUMENT_FOR_POWER_FUNCTION", "NUMERIC_OUT_OF_RANGE"),
                samples=(("DOUBLE", "DOUBLE"), ("INTEGER", "INTEGER"), ("DECIMAL(5,2)", "INTEGER"))),
-    _double_fn("SQRT", _sqrt_python, lambda e, xs: f"sqrt({xs[0]})", ("INVALID_ARGUMENT_FOR_POWER_FUNCTION",)),
-    _double_fn("LN", _ln_python, lambda e, xs: f"ln({xs[0]})", ("INVALID_ARGUMENT_FOR_LOGARITHM",)),
-    _double_fn("EXP", _exp_python, lambda e, xs: f"exp({xs[0]})", ("NUMERIC_OUT_OF_RANGE",)),
+    _double_fn("SQRT", _sqrt_python, ("INVALID_ARGUMENT_FOR_POWER_FUNCTION",)),
+    _double_fn("LN", _ln_python, ("INVALID_ARGUMENT_FOR_LOGARITHM",)),
+    _double_fn("EXP", _exp_python, ("NUMERIC_OUT_OF_RANGE",)),
 ]

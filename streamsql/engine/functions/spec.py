@@ -18,19 +18,18 @@ INCREASING, CONSTANT, NOT_MONOTONIC = "increasing", "constant", "none"
 
 @dataclass(frozen=True)
 class Fn:
-    """One SQL function or operator, as every part of the engine needs it.
+    """One SQL function or operator, as the engine needs it (each runtime renders it its own way:
+    the Spark runtime's SQL for it is ``runtime/spark/sqlfunctions/``, checked against this
+    table row by row).
 
     - ``type(arg_types, arg)``: the result type, or None when the arguments do not fit (the
       dialect reports ``Cannot apply ...``);
     - ``python(call)``: a Python evaluator of the argument values (``lazy`` ones get the compiled
-      arguments instead and decide what to evaluate: AND, OR, CASE, COALESCE);
-    - ``spark(call, xs)``: Spark SQL for the value, ``xs`` the arguments' SQL;
-    - ``fails(call, xs, v)``: Spark SQL that is TRUE exactly where the Python evaluator raises a
-      calculator error, given that no argument is NULL (``v`` is the value's SQL); None when it
-      never raises. ``errors`` names the kinds it can raise;
+      arguments instead and decide what to evaluate: AND, OR, CASE, COALESCE; ``strict`` ones
+      give NULL for a NULL argument without being called);
+    - ``errors``: the kinds of calculator error it can raise (none: it never raises);
     - ``monotonic(call, ms)``: the call's monotonicity in ROWTIME from its arguments' (None:
       not monotonic unless constant);
-    - ``plain(call, xs)``: the unchecked rendering (wrap-around, NULLs), for the benchmark only;
     - ``arrow(call)``: a function of the arguments' Arrow arrays computing the value with Arrow
       kernels, or None where Arrow would not give exactly the Python value (a lossy numeric
       comparison, say); only for functions that never raise (the Spark log source filters with
@@ -40,14 +39,10 @@ class Fn:
     name: str
     type: Callable[[list, Any], SqlType | None]
     python: Callable
-    spark: Callable[[Any, list], str]
-    fails: Callable | None = None
     errors: tuple = ()
     monotonic: Callable | None = None
     lazy: bool = False
     strict: bool = True
-    flag: Callable | None = None
-    plain: Callable | None = None
     samples: tuple = ()
     arrow: Callable | None = None
 
@@ -62,7 +57,6 @@ INT_RANGE = {n: (-(1 << (b - 1)), (1 << (b - 1)) - 1) for n, b in INT_BITS.items
 #: TIMESTAMP values: years 0001 to 9999, as SQL says, in epoch milliseconds
 TS_MIN = T.from_datetime(_dt.datetime(1, 1, 1))
 TS_MAX = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
-FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def out_of_range(t: SqlType) -> CalcError:
@@ -127,12 +121,6 @@ def to_decimal(v) -> decimal.Decimal:
     if isinstance(v, float):
         return decimal.Decimal(repr(v))
     return decimal.Decimal(v)
-
-
-# --------------------------------------------------------------------------- Spark checks
-
-def ts_out_of_range(v: str) -> str:
-    return f"({v} < {TS_MIN} OR {v} > {TS_MAX})"
 
 
 def int_lits(t: SqlType) -> tuple[int, int]:

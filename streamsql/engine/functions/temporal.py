@@ -1,15 +1,14 @@
 """Timestamp functions: FLOOR/CEIL ... TO unit, STEP, and timestamp/interval arithmetic.
 
 A TIMESTAMP is epoch milliseconds; a result outside years 0001-9999 is a datetime field
-overflow. Spark: fixed units are integer arithmetic, calendar ones ``date_trunc``/``timestampadd``.
+overflow. Their Spark SQL is :mod:`streamsql.engine.runtime.spark.sqlfunctions.temporal`.
 """
 from __future__ import annotations
 
 from .. import time as T
 from ..types import TIMESTAMP
-from . import sqltext as S
 from .errors import DATETIME_OVERFLOW, DIVISION_BY_ZERO, CalcError
-from .spec import NOT_MONOTONIC, Fn, fit_timestamp, ts_out_of_range
+from .spec import NOT_MONOTONIC, Fn, fit_timestamp
 
 
 def is_temporal_arith(t, ta, tb) -> bool:
@@ -46,27 +45,6 @@ def arith_python(e):
     return lambda a, b: b.scale(a)
 
 
-def arith_spark(e, xs) -> str:
-    x, y = e.args
-    if x.type.name == "TIMESTAMP" and y.type.name == "TIMESTAMP":
-        raise ValueError("TIMESTAMP - TIMESTAMP is not supported in Spark expressions")
-    base_sql = xs[0]
-    if x.type.name == "INTERVAL" and y.type.name == "TIMESTAMP":
-        x, y = y, x
-        base_sql = xs[1]
-    if not (type(y).__name__ == "Lit" and isinstance(y.value, T.Interval)):
-        raise ValueError("only constant intervals can be added to a timestamp")
-    iv = y.value if e.fn == "+" else -y.value
-    base = base_sql
-    if iv.months:
-        base = f"unix_millis(timestampadd(MONTH, {iv.months}, timestamp_millis({base})))"
-    return f"({base} + CAST({iv.millis} AS BIGINT))" if iv.millis else base
-
-
-def arith_fails(e, xs, v):
-    return ts_out_of_range(v) if e.type.name == "TIMESTAMP" else None
-
-
 # --------------------------------------------------------------------------- FLOOR/CEIL TO, STEP
 
 def _ts_type(ts, arg):
@@ -98,38 +76,19 @@ def _step_python(e):
     return _checked(lambda v: T.step_floor(v, iv))
 
 
-def _floor_to_spark(e, xs):
-    return S.floor_sql(xs[0], e.arg)
-
-
-def _ceil_to_spark(e, xs):
-    x = xs[0]
-    f = S.floor_sql(x, e.arg)
-    return f"CASE WHEN {f} = {x} THEN {x} ELSE {S.next_boundary_sql(f, e.arg)} END"
-
-
-def _step_spark(e, xs):
-    x = xs[0]
-    return f"({x} - pmod({x}, CAST({e.arg.millis} AS BIGINT)))"
-
-
 def _keeps_order(e, ms):
     """FLOOR/CEIL/STEP of a non-decreasing argument never decrease."""
     return ms[0] if ms[0] != NOT_MONOTONIC and all(m == "constant" for m in ms[1:]) else NOT_MONOTONIC
 
 
-def _ts_fails(e, xs, v):
-    return ts_out_of_range(v)
-
-
 _UNITS = tuple((("TIMESTAMP",), u) for u in ("SECOND", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"))
 
 TABLE = [
-    Fn("FLOOR_TO", _ts_type, _floor_to_python, _floor_to_spark, fails=_ts_fails, errors=("DATETIME_FIELD_OVERFLOW",),
+    Fn("FLOOR_TO", _ts_type, _floor_to_python, errors=("DATETIME_FIELD_OVERFLOW",),
        monotonic=_keeps_order, samples=_UNITS),
-    Fn("CEIL_TO", _ts_type, _ceil_to_python, _ceil_to_spark, fails=_ts_fails, errors=("DATETIME_FIELD_OVERFLOW",),
+    Fn("CEIL_TO", _ts_type, _ceil_to_python, errors=("DATETIME_FIELD_OVERFLOW",),
        monotonic=_keeps_order, samples=_UNITS),
-    Fn("STEP", _ts_type, _step_python, _step_spark, fails=_ts_fails, errors=("DATETIME_FIELD_OVERFLOW",),
+    Fn("STEP", _ts_type, _step_python, errors=("DATETIME_FIELD_OVERFLOW",),
        monotonic=_keeps_order,
        samples=tuple((("TIMESTAMP",), T.Interval(millis=m)) for m in (15 * T.MINUTE, 1000 * T.DAY))),
 ]

@@ -1,10 +1,10 @@
-"""String functions. Only SUBSTRING can fail (a negative length is SQL's substring error)."""
+"""String functions. Only SUBSTRING can fail (a negative length is SQL's substring error). Their
+Spark SQL is :mod:`streamsql.engine.runtime.spark.sqlfunctions.text`."""
 from __future__ import annotations
 
 import re
 
 from ..types import BOOLEAN, INTEGER, SqlType
-from . import sqltext as S
 from .errors import SUBSTRING_ERROR, CalcError
 from .spec import Fn, nullable
 
@@ -50,20 +50,6 @@ def _substring_python(e):
     return f
 
 
-def _substring_spark(e, xs):
-    s, start = xs[0], xs[1]
-    if len(xs) == 2:
-        return f"CASE WHEN {start} IS NULL THEN NULL WHEN {start} >= 1 THEN substring({s}, {start}) ELSE {s} END"
-    ln = xs[2]
-    return (f"CASE WHEN {start} IS NULL OR {ln} IS NULL OR {ln} < 0 THEN NULL "
-            f"WHEN {start} >= 1 THEN substring({s}, {start}, {ln}) "
-            f"ELSE substring({s}, 1, CAST(greatest(CAST({start} AS BIGINT) + {ln} - 1, 0) AS INT)) END")
-
-
-def _substring_fails(e, xs, v):
-    return f"({xs[2]} < 0)" if len(xs) > 2 else None
-
-
 def _trim_type(ts, arg):
     if not _strings(*ts):
         return None
@@ -80,11 +66,6 @@ def _trim_python(e):
             return s.rstrip(chars)
         return s.strip(chars)
     return f
-
-
-def _trim_spark(e, xs):
-    chars = xs[1] if len(xs) > 1 else "' '"
-    return f"trim({e.arg or 'BOTH'} {chars} FROM {xs[0]})"
 
 
 def _position_type(ts, arg):
@@ -117,11 +98,6 @@ def _like_python(e):
     return like
 
 
-def _like_spark(e, xs):
-    esc = f" ESCAPE {S.string_lit(e.arg)}" if e.arg else ""
-    return f"({xs[0]} LIKE {xs[1]}{esc})"
-
-
 def _like_type(ts, arg):
     return BOOLEAN.with_nullable(nullable(*ts)) if _strings(*ts) else None
 
@@ -129,19 +105,16 @@ def _like_type(ts, arg):
 _S = (("VARCHAR",),)
 
 TABLE = [
-    Fn("||", _concat_type, lambda e: lambda a, b: a + b, lambda e, xs: f"concat({xs[0]}, {xs[1]})",
-       samples=(("VARCHAR", "VARCHAR"),)),
-    Fn("UPPER", _same_string, lambda e: str.upper, lambda e, xs: f"upper({xs[0]})", samples=_S),
-    Fn("LOWER", _same_string, lambda e: str.lower, lambda e, xs: f"lower({xs[0]})", samples=_S),
-    Fn("CHAR_LENGTH", _length_type, lambda e: len, lambda e, xs: S.plain_cast(f"char_length({xs[0]})", e.type),
-       samples=_S),
-    Fn("SUBSTRING", _substring_type, _substring_python, _substring_spark, fails=_substring_fails,
-       errors=("SUBSTRING_ERROR",), samples=(("VARCHAR", "INTEGER"), ("VARCHAR", "INTEGER", "INTEGER"))),
-    Fn("TRIM", _trim_type, _trim_python, _trim_spark,
+    Fn("||", _concat_type, lambda e: lambda a, b: a + b, samples=(("VARCHAR", "VARCHAR"),)),
+    Fn("UPPER", _same_string, lambda e: str.upper, samples=_S),
+    Fn("LOWER", _same_string, lambda e: str.lower, samples=_S),
+    Fn("CHAR_LENGTH", _length_type, lambda e: len, samples=_S),
+    Fn("SUBSTRING", _substring_type, _substring_python, errors=("SUBSTRING_ERROR",),
+       samples=(("VARCHAR", "INTEGER"), ("VARCHAR", "INTEGER", "INTEGER"))),
+    Fn("TRIM", _trim_type, _trim_python,
        samples=tuple((a, m) for a in (("VARCHAR",), ("VARCHAR", ("lit", "VARCHAR", "x")))
                      for m in ("BOTH", "LEADING", "TRAILING"))),
-    Fn("POSITION", _position_type, lambda e: lambda sub, s: s.find(sub) + 1,
-       lambda e, xs: S.plain_cast(f"locate({xs[0]}, {xs[1]})", e.type), samples=(("VARCHAR", "VARCHAR"),)),
-    Fn("LIKE", _like_type, _like_python, _like_spark,
+    Fn("POSITION", _position_type, lambda e: lambda sub, s: s.find(sub) + 1, samples=(("VARCHAR", "VARCHAR"),)),
+    Fn("LIKE", _like_type, _like_python,
        samples=((("VARCHAR", ("lit", "VARCHAR", "a%")), None), (("VARCHAR", ("lit", "VARCHAR", "_b!%")), "!"))),
 ]

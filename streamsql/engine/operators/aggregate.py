@@ -1,4 +1,4 @@
-"""Streaming GROUP BY (tumbling windows) and SELECT STREAM DISTINCT (SEMANTICS.md 3.3).
+"""Streaming GROUP BY (tumbling windows) and SELECT STREAM DISTINCT (the semantics, section 3.3).
 
 A group is a key combination within one period of the monotonic time key. It is complete when
 an input clock reaches the end of its period (from a row or a bound; equal rowtimes never close
@@ -7,7 +7,7 @@ ROWTIME``). Rows only ever *add* to a group's partial aggregates, so a batch of 
 pre-combined anywhere (the Spark runtime does it before the state store) and merged here.
 
 A row whose keys or aggregate arguments cannot be computed, or that would take a SUM (or a
-DECIMAL AVG's mean) out of its type's range, is refused (SEMANTICS.md 1): it joins no group, and
+DECIMAL AVG's mean) out of its type's range, is refused (the semantics, section 1): it joins no group, and
 the accumulators keep the value they had. Accumulators are exact (Python ints, 80-digit decimals,
 and sums of doubles kept exactly as scaled ints, exactsum.py, rounded once at the end), so only
 the result's type limits them, and a result does not depend on the order of the rows or on how
@@ -196,7 +196,7 @@ class Acc:
                 s = vals[0]
                 for v in vals[1:]:
                     s = self._total(s, v)
-                return _fit(s, t) if self.fn == "SUM" else _avg(s, len(vals), t)
+                return fit_sum(s, t) if self.fn == "SUM" else avg_of(s, len(vals), t)
             if self.fn == "MIN":
                 return min(vals)
             if self.fn == "MAX":
@@ -210,9 +210,9 @@ class Acc:
                 return exactsum.value(st)
             return None if st[1] == 0 else exactsum.value(st[0], st[1])
         if fn == "SUM":
-            return None if st is None else _fit(st, t)
+            return None if st is None else fit_sum(st, t)
         if fn == "AVG":
-            return None if st[1] == 0 else _avg(st[0], st[1], t)
+            return None if st[1] == 0 else avg_of(st[0], st[1], t)
         if fn in ("FIRST_VALUE", "LAST_VALUE"):
             return st[1]
         return st
@@ -226,14 +226,14 @@ def sum_kind(call: AggCall) -> str:
             "float" if call.fn in ("SUM", "AVG") and t.is_approx else "exact")
 
 
-def _fit(v, t: SqlType):
+def fit_sum(v, t: SqlType):
     """A SUM's exact total as a value of its type (raises when it does not fit)."""
     if t.is_approx:
         return float(v)
     return fit(v, t)
 
 
-def _avg(s, n: int, t: SqlType):
+def avg_of(s, n: int, t: SqlType):
     """The mean of ``n`` values summing to ``s``: integers truncated toward zero (it always fits),
     decimals rounded to the type's scale."""
     if t.is_integer:
@@ -245,8 +245,8 @@ def _avg(s, n: int, t: SqlType):
 
 
 def fit_int_array(s: np.ndarray, t: SqlType) -> np.ndarray:
-    """:func:`_fit` of exact int64 sums, all at once (the same rule; other types one by one). A
-    sum that does not fit its type raises, as :func:`_fit` does: the caller's batch then goes row
+    """:func:`fit_sum` of exact int64 sums, all at once (the same rule; other types one by one). A
+    sum that does not fit its type raises, as :func:`fit_sum` does: the caller's batch then goes row
     by row, where the row path decides (a calculator error)."""
     if t.is_integer:
         bits = INT_BITS[t.name]
@@ -254,18 +254,18 @@ def fit_int_array(s: np.ndarray, t: SqlType) -> np.ndarray:
         if bits < 64:
             half = 1 << (bits - 1)
             if len(s) and (int(s.min()) < -half or int(s.max()) >= half):
-                raise OverflowError(f"a sum does not fit {t.name}")
+                raise out_of_range(t)
         return s
-    return np.array([_fit(int(v), t) for v in s.tolist()], dtype=object)
+    return np.array([fit_sum(int(v), t) for v in s.tolist()], dtype=object)
 
 
 def avg_int_array(s: np.ndarray, n: np.ndarray, t: SqlType) -> np.ndarray:
-    """:func:`_avg` of exact int64 sums over ``n`` values, all at once: integers truncated
+    """:func:`avg_of` of exact int64 sums over ``n`` values, all at once: integers truncated
     toward zero (the same rule; other types one by one)."""
     if t.is_integer:
         q = np.abs(s) // n
         return fit_int_array(np.where(s >= 0, q, -q), t)
-    return np.array([_avg(int(v), int(k), t) for v, k in zip(s.tolist(), n.tolist())], dtype=object)
+    return np.array([avg_of(int(v), int(k), t) for v, k in zip(s.tolist(), n.tolist())], dtype=object)
 
 
 # --------------------------------------------------------------------------- the operator

@@ -5,6 +5,7 @@
 - :func:`range_min`: the minimum of ``a[lo:hi+1]`` for many ranges at once.
 - :func:`segmented_accumulate`: running float sums restarted at given points, computed in the
   same order as a Python loop, so every partial sum is bit-identical to one.
+- :func:`ranges`: every position of many ranges ``[lo, hi]``, and the range each belongs to.
 """
 from __future__ import annotations
 
@@ -146,3 +147,14 @@ def segmented_accumulate(vals: np.ndarray, starts: np.ndarray) -> np.ndarray:
         acc = np.add.accumulate(m, axis=1)
         out[idx[mask]] = acc[mask]
     return out
+
+
+def ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All positions of the ranges ``[lo[i], hi[i]]`` (empty where ``hi < lo``), in order, and
+    the range ``i`` each belongs to."""
+    n = np.maximum(np.asarray(hi, np.int64) - np.asarray(lo, np.int64) + 1, 0)
+    seg = np.repeat(np.arange(len(n), dtype=np.int64), n)
+    if not len(seg):
+        return np.zeros(0, np.int64), seg
+    starts = np.cumsum(n) - n
+    return np.arange(len(seg), dtype=np.int64) - starts[seg] + np.asarray(lo, np.int64)[seg], seg

@@ -12,7 +12,7 @@ leaves; it only says what it produced and what it could still produce:
 - :meth:`Operator.wakeups` says, per input, the clock value at which :meth:`on_clocks` would change
   anything; below those thresholds calling it must be a no-op.
 
-The host applies SEMANTICS.md section 3 through :mod:`.release`: a candidate stamped ``T`` is
+The host applies the release rule (the semantics, section 3) through :mod:`.release`: a candidate stamped ``T`` is
 released when ``T <= present`` (the minimum input clock) and ``T <= F``; rows released together
 go in ``(T, tie)`` order; the output bound is ``min(F, held stamps)``.
 """

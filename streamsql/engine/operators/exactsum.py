@@ -11,7 +11,7 @@ overflow on the way).
 A state is ``None`` (no value yet) or the tuple ``(scaled sum, flags)``: plain Python values,
 as the Spark state store wants them (statecodec.py writes ints of any size exactly).
 
-A finite sum whose rounding is an infinity leaves DOUBLE's range (SEMANTICS.md 1: a SUM
+A finite sum whose rounding is an infinity leaves DOUBLE's range (the semantics, section 1: a SUM
 accumulator, 22003, not IEEE infinity); an infinity or NaN among the values makes the result
 non-finite as IEEE says (NaN if any NaN or both infinities, else that infinity) and is never
 refused.

@@ -1,4 +1,4 @@
-"""Window joins of two streams, and stream-table lookups (SEMANTICS.md 3.5).
+"""Window joins of two streams, and stream-table lookups (the semantics, section 3.5).
 
 Side ``i`` has a window ``[T - p_i, T + f_i]`` around the base time T; its row at ``r`` is in its
 window for base times ``[r - f_i, r + p_i]``. Two rows match when the condition holds and those
@@ -8,7 +8,7 @@ it is stamped ``r + p_i``. A row is kept only while some future row of the other
 still overlap it, which (rows arriving in rowtime order) makes each side's memory a queue.
 
 A row whose join keys, or whose condition with one of the partners it meets, cannot be computed
-is refused (SEMANTICS.md 1): it joins nothing, is not kept and is never released unmatched.
+is refused (the semantics, section 1): it joins nothing, is not kept and is never released unmatched.
 """
 from __future__ import annotations
 
@@ -61,7 +61,6 @@ class JoinOp(_Refusing, Operator):
         self.by_key = ({}, {})                         # per side: key -> deque of _Kept
         self.unmatched = (deque(), deque())            # outer sides: kept rows not matched yet
         self.nulls = (deque(), deque())                # outer sides: rows with a NULL key (never match)
-        self.discovered = 0
         self._compile()
 
     def _compile(self):

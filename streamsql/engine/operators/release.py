@@ -1,4 +1,4 @@
-"""The release rule (SEMANTICS.md 3), the one place both runtimes take it from.
+"""The release rule (the semantics, section 3), the one place both runtimes take it from.
 
 A candidate an operator produced, stamped ``T``, leaves it when (1) ``T <= present``, the minimum
 of its input clocks, and (2) ``T <= F``, the earliest stamp the operator can still produce
@@ -48,6 +48,11 @@ def output_clock(future: int, kept: Sequence[Candidate], end: int) -> int:
 def release_arrival(release_seq: int, stamp: int, tie: bytes) -> bytes:
     """The arrival key of a row an operator released: by step, then stamp, then tie."""
     return encode_ints(release_seq, stamp) + tie
+
+
+def stream_arrival(seq: int, sub: int) -> bytes:
+    """The arrival key of the ``sub``-th row that left a named stream at step ``seq``."""
+    return encode_ints(seq, sub)
 
 
 def first_reach(pts: np.ndarray, frontier: np.ndarray, initial: int, stamps: np.ndarray,

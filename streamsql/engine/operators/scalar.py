@@ -1,7 +1,7 @@
 """Row-by-row operators (WHERE, projections, AS ROWTIME): compiled once, applied per row.
 
 They release at once and pass every bound on, mapped through the rowtime expression when the
-projection sets ``AS ROWTIME`` (SEMANTICS.md 3.1). A row whose condition or select list cannot be
+projection sets ``AS ROWTIME`` (the semantics, section 3.1). A row whose condition or select list cannot be
 computed raises :class:`~streamsql.engine.functions.CalcError`; the runtime turns it into an
 error-stream record (the row produces nothing, its bound still counts).
 """

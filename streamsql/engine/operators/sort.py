@@ -1,4 +1,4 @@
-"""Streaming ORDER BY and T-sort (SEMANTICS.md 3.6).
+"""Streaming ORDER BY and T-sort (the semantics, section 3.6).
 
 **Streaming ORDER BY** (leading key a non-decreasing function of the rowtime). Rows arrive in
 rowtime order, so they already come in leading-key order; only rows sharing one leading-key value

@@ -1,6 +1,6 @@
 """Periods of a monotonic time key (FLOOR/CEIL/STEP of ROWTIME, ROWTIME itself, plus or minus a
 fixed interval): for a rowtime, the key's value and the *end* of its period, the earliest rowtime
-at which the key takes its next value (SEMANTICS.md 3.3). Scalar and vectorised."""
+at which the key takes its next value (the semantics, section 3.3). Scalar and vectorised."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +8,7 @@ import numpy as np
 from .. import time as T
 from ..errors import SqlError
 from ..expr import Call, Col, Expr, Lit, Rowtime, apply_rowtime_map, remap, rowtime_map_array
+from ..types import SqlType
 
 
 def _shift(e: Expr) -> int | None:
@@ -60,7 +61,6 @@ def resolve_time_expr(e: Expr, node) -> Expr | None:
     """
     from ..expr import columns_used
     from ..plan import Aggregate, Filter, Project, Window
-    from ..types import SqlType
     while columns_used(e):
         if isinstance(node, Filter):
             node = node.input
@@ -147,6 +147,30 @@ class TimeKey:
         if self.kind == "CEIL_TO":
             return T.ceil_to(x, self.arg) + 1 - self.shift
         return T.step_floor(x, self.arg) + self.arg.millis - self.shift
+
+    def end_expr(self, t: Expr) -> Expr:
+        """:meth:`period_end` of ``t`` (a TIMESTAMP expression, inside the time range) as an
+        expression of the function table, so that a runtime renders it as it renders any other
+        (the Spark runtime's relational GROUP BY stamps its groups with it): the rule stays here."""
+        ts = SqlType("TIMESTAMP", nullable=False)
+
+        def plus(x: Expr, iv: T.Interval) -> Expr:
+            if not iv.months and not iv.millis:
+                return x
+            return Call("+", (x, Lit(iv, SqlType("INTERVAL", nullable=False))), ts)
+        if self.kind == "identity":
+            return plus(t, T.Interval(millis=1))
+        x = plus(t, T.Interval(millis=self.shift))
+        if self.kind == "STEP":
+            end = plus(Call("STEP", (x,), ts, arg=self.arg), self.arg)
+        elif self.kind == "CEIL_TO":
+            end = plus(Call("CEIL_TO", (x,), ts, arg=self.arg), T.Interval(millis=1))
+        else:
+            unit = T.unit_name(self.arg)
+            one = (T.Interval(millis=T.FIXED_UNITS[unit]) if unit in T.FIXED_UNITS
+                   else T.Interval(months=T.CALENDAR_UNITS[unit]))
+            end = plus(Call("FLOOR_TO", (x,), ts, arg=self.arg), one)
+        return plus(end, T.Interval(millis=-self.shift))
 
     def period_end_array(self, t: np.ndarray) -> np.ndarray:
         t = np.asarray(t, dtype=np.int64)

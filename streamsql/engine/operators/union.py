@@ -1,5 +1,5 @@
 """UNION ALL: the ordered merge. It holds nothing itself; the release rule (stamp <= present)
-makes a row wait until every other input's clock has reached it (SEMANTICS.md 3.2)."""
+makes a row wait until every other input's clock has reached it (the semantics, section 3.2)."""
 from __future__ import annotations
 
 from .base import Candidate, Operator, encode_ints
@@ -10,5 +10,11 @@ class UnionOp(Operator):
         self.n_inputs = n_inputs
 
     def on_row(self, ch, seq, rowtime, row, clocks, arrival):
-        # ties: inputs in query order, then arrival order within an input
-        return [Candidate(rowtime, encode_ints(ch) + arrival, row)]
+        return [Candidate(rowtime, union_tie(ch, arrival), row)]
+
+
+def union_tie(channel: int, arrival: bytes) -> bytes:
+    """The tie key of a merged row: its input's position in the query, then its arrival within
+    that input (the semantics, section 3.2). Both runtimes build it here: the local one in
+    :class:`UnionOp`, the Spark one where a stage input merges its leaves."""
+    return encode_ints(channel) + arrival

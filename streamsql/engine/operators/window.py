@@ -1,5 +1,5 @@
 """Windowed aggregation (OVER): one output row per input row, stamped with its rowtime and
-released on arrival (SEMANTICS.md 3.4).
+released on arrival (the semantics, section 3.4).
 
 For each window and partition the rows are a sequence in arrival order whose order values
 (ROWTIME, or the hopping key) never decrease, so every frame is a contiguous run of that
@@ -8,7 +8,7 @@ sequence whose two ends only move forward. Aggregates are kept incrementally ove
 row that left every frame is dropped. RANGE frames include both ends; the frame of a row holds
 its peers that arrived earlier, not those arriving later.
 
-A row is refused (SEMANTICS.md 1) when its partition keys or arguments cannot be computed, or
+A row is refused (the semantics, section 1) when its partition keys or arguments cannot be computed, or
 when a SUM or AVG over its frame would leave the result type's range: it produces no output and
 enters no frame. Everything is evaluated, and the new frames' sums checked, before any state
 changes.
@@ -24,11 +24,11 @@ from ..functions import CalcError
 from ..functions.errors import operand_name, show_value
 from ..plan import Window, WindowSpec
 from ..functions.spec import out_of_range
-from .aggregate import Acc, _avg, _fit
+from .aggregate import Acc, avg_of, fit_sum
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
 from .describe import PARTITION_LIMIT, OverPartition, WindowState, merged_items
 from .timekey import TimeKey, try_time_key
-from .window_runs import _Run, _minus, _plus
+from .window_runs import Run, minus, plus
 
 _NEEDS = {"COUNT": set(), "SUM": {"sum"}, "AVG": {"sum"}, "MIN": {"min"}, "MAX": {"max"},
           "FIRST_VALUE": {"first"}, "LAST_VALUE": set()}
@@ -46,7 +46,7 @@ class _Group:
         # cascading windows: a monotonic partition key (also one computed by a sub-query's
         # projection) starts a new partition when it takes its next value
         self.cascade = [k for e in spec.partition_by for k in [try_time_key(e, input_node)] if k is not None]
-        self.runs: dict[tuple, _Run] = {}
+        self.runs: dict[tuple, Run] = {}
         self.expiry: list = []          # heap of (clock at which to look again, serial, partition)
 
     def order_of(self, t: int) -> int:
@@ -118,7 +118,7 @@ class WindowOp(Refusing, Operator):
                 run = g.runs.get(parts[gi])
                 new = run is None
                 if new:
-                    run = _Run(len(g.calls), 0)
+                    run = Run(len(g.calls), 0)
                 o = g.order_of(rowtime)
                 run.o.append(o)
                 run.vals.append(tuple(argv[c] for c in g.calls))
@@ -145,7 +145,7 @@ class WindowOp(Refusing, Operator):
             self._trim(g, run)
         return [Candidate(rowtime, arrival, tuple(row) + tuple(results))]
 
-    def _frame_sum(self, c: int, run: _Run, k: int, lo: int, hi: int):
+    def _frame_sum(self, c: int, run: Run, k: int, lo: int, hi: int):
         """The sum SUM/AVG call ``c`` will have over the frame ``[lo, hi]``, taken exactly as
         :meth:`_frame` would (so floats round the same way); raises where it cannot be computed."""
         call = self.node.calls[c]
@@ -155,7 +155,7 @@ class WindowOp(Refusing, Operator):
                                       if (v := run.row(g)[k]) is not None))
             s, nn = None, len(vals)
             for v in vals:
-                s = v if s is None else _plus(s, v)
+                s = v if s is None else plus(s, v)
         else:
             a = run.acc[k]
             s, nn = a.sum, a.nn
@@ -164,19 +164,19 @@ class WindowOp(Refusing, Operator):
                 h += 1
                 if h >= run.lo and (v := run.row(h)[k]) is not None:
                     nn += 1
-                    s = v if s is None else _plus(s, v)
+                    s = v if s is None else plus(s, v)
             low = run.lo
             while low < lo:
                 if low <= h and (v := run.row(low)[k]) is not None:
                     nn -= 1
-                    s = None if nn == 0 else _minus(s, v)
+                    s = None if nn == 0 else minus(s, v)
                 low += 1
         if nn == 0 or s is None or fn not in ("SUM", "AVG"):
             return s
         bad = isinstance(s, float) and math.isinf(s)
         if not bad:
             try:
-                _fit(s, t) if fn == "SUM" else _avg(s, nn, t)
+                fit_sum(s, t) if fn == "SUM" else avg_of(s, nn, t)
             except CalcError:
                 bad = True
         if bad:
@@ -189,7 +189,7 @@ class WindowOp(Refusing, Operator):
             raise err
         return s
 
-    def _bounds(self, g: _Group, run: _Run, i: int, o) -> tuple[int, int]:
+    def _bounds(self, g: _Group, run: Run, i: int, o) -> tuple[int, int]:
         """The frame ``[lo, hi]`` (global indices) of row ``i`` with order value ``o``."""
         s = g.spec
         if s.mode == "ROWS":
@@ -207,7 +207,7 @@ class WindowOp(Refusing, Operator):
                     lo += 1
         return max(lo, run.lo), hi
 
-    def _frame(self, g: _Group, run: _Run, lo: int, hi: int, sums: dict):
+    def _frame(self, g: _Group, run: Run, lo: int, hi: int, sums: dict):
         """Move the frame to ``[lo, hi]``; the SUM/AVG calls in ``sums`` (by position in the
         group) take their already worked-out sums instead of adding and subtracting."""
         s = g.spec
@@ -233,7 +233,7 @@ class WindowOp(Refusing, Operator):
         for k, total in sums.items():
             run.acc[k].sum = total
 
-    def _value(self, c: int, run: _Run, k: int):
+    def _value(self, c: int, run: Run, k: int):
         call = self.node.calls[c]
         a = run.acc[k]
         fn, t = call.agg.fn, call.agg.type
@@ -246,20 +246,20 @@ class WindowOp(Refusing, Operator):
                 return None
             total = vals[0]
             for v in vals[1:]:
-                total = _plus(total, v)
+                total = plus(total, v)
             if fn == "SUM":
-                return _fit(total, t)
+                return fit_sum(total, t)
             if fn == "AVG":
-                return _avg(total, len(vals), t)
+                return avg_of(total, len(vals), t)
             return {"MIN": min, "MAX": max}.get(fn, lambda v: v[0] if fn == "FIRST_VALUE" else v[-1])(vals)
         if fn == "COUNT":
             return a.n if call.agg.arg is None else a.nn
         if a.nn == 0:
             return None
         if fn == "SUM":
-            return _fit(a.sum, t)
+            return fit_sum(a.sum, t)
         if fn == "AVG":
-            return _avg(a.sum, a.nn, t)
+            return avg_of(a.sum, a.nn, t)
         if fn == "MIN":
             return a.minq[0][1]
         if fn == "MAX":
@@ -275,7 +275,7 @@ class WindowOp(Refusing, Operator):
                 return v
         return None
 
-    def _trim(self, g: _Group, run: _Run):
+    def _trim(self, g: _Group, run: Run):
         """Forget rows before the frame's start: no later frame of this partition reaches back."""
         distinct = any(self.node.calls[c].agg.distinct for c in g.calls)
         keep_from = run.lo if (g.spec.lower is not None or distinct) else run.hi + 1
@@ -300,7 +300,7 @@ class WindowOp(Refusing, Operator):
 
     # ------------------------------------------------------------------ expiry
 
-    def _schedule(self, g: _Group, part, run: _Run, t: int):
+    def _schedule(self, g: _Group, part, run: Run, t: int):
         """When to look at a partition again: a cascading window's period has ended (forget the
         partition), or its oldest retained row has left every future RANGE frame (forget it)."""
         when = INF
@@ -333,7 +333,7 @@ class WindowOp(Refusing, Operator):
         self.next_wake = min((g.expiry[0][0] for g in self.groups if g.expiry), default=INF)
         return []
 
-    def _expire(self, g: _Group, run: _Run, start) -> None:
+    def _expire(self, g: _Group, run: Run, start) -> None:
         """Forget the rows whose order value is below ``start``: no future frame reaches them.
         Rows still in the last frame leave its running aggregates (the next frame would drop
         them anyway); rows the frame had not reached yet are skipped by it."""

@@ -10,15 +10,15 @@ from collections import deque
 _CTX = decimal.Context(prec=80)
 
 
-def _plus(a, b):
+def plus(a, b):
     return _CTX.add(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a + b
 
 
-def _minus(a, b):
+def minus(a, b):
     return _CTX.subtract(a, b) if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal) else a - b
 
 
-class _Run:
+class Run:
     """The rows of one partition of one window, and the frame's running aggregates."""
 
     __slots__ = ("o", "vals", "base", "lo", "hi", "acc", "serial")
@@ -30,7 +30,7 @@ class _Run:
         self.base = 0                    # global index of self.o[0]
         self.lo = 0                      # frame: global indices [lo, hi]
         self.hi = -1
-        self.acc = [_SlidingAcc() for _ in range(n_calls)]
+        self.acc = [SlidingAcc() for _ in range(n_calls)]
 
     def row(self, g: int):
         return self.vals[g - self.base]
@@ -43,7 +43,7 @@ class _Run:
         return self.base + len(self.o)
 
 
-class _SlidingAcc:
+class SlidingAcc:
     """Aggregates over a run whose ends only advance."""
 
     __slots__ = ("n", "nn", "sum", "minq", "maxq", "firstq", "last")
@@ -63,7 +63,7 @@ class _SlidingAcc:
             return
         self.nn += 1
         if "sum" in need:
-            self.sum = v if self.sum is None else _plus(self.sum, v)
+            self.sum = v if self.sum is None else plus(self.sum, v)
         if "min" in need:
             while self.minq and self.minq[-1][1] > v:
                 self.minq.pop()
@@ -82,7 +82,7 @@ class _SlidingAcc:
             return
         self.nn -= 1
         if "sum" in need:
-            self.sum = None if self.nn == 0 else _minus(self.sum, v)
+            self.sum = None if self.nn == 0 else minus(self.sum, v)
         if self.minq and self.minq[0][0] == g:
             self.minq.popleft()
         if self.maxq and self.maxq[0][0] == g:
@@ -91,3 +91,9 @@ class _SlidingAcc:
             self.firstq.popleft()
         if self.last is not None and self.last[0] == g:
             self.last = None
+
+
+# the names these classes had in the Spark state written before they were public
+# (``runtime/spark/statecodec.py`` names a state object's class by module and name)
+_Run = Run
+_SlidingAcc = SlidingAcc

@@ -22,6 +22,13 @@ def make_runtime(engine: str, wb) -> Runtime:
     return SparkRuntime(wb)
 
 
+def in_process_query(query, tables: dict, clocks: dict):
+    """A query stepped in this process, event by event, inside the step that drives it (what a
+    pump runs, whatever engine the workbench's queries run on): the local runtime's query."""
+    from .local.query import LocalQuery
+    return LocalQuery(query, tables, clocks)
+
+
 def prestart(engine: str, master: str | None = None, conf: dict | None = None, log_dir=None,
              remote: str | None = None) -> bool:
     """Start engine ``engine`` ahead of its first use, in the background, where starting takes

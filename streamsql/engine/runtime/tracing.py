@@ -81,7 +81,7 @@ class StepTrace:
 # --------------------------------------------------------------------------- building
 
 def held_row(op_name: str, names, clocks, future: int, stamp: int, values: tuple, reason) -> HeldRow:
-    """A held row with its waits (SEMANTICS.md 3, rules 1 and 2)."""
+    """A held row with its waits (the semantics, section 3, rules 1 and 2)."""
     waits = [Wait(n, stamp, clock=ck) for n, ck in zip(names, clocks) if ck < stamp]
     if stamp > future:
         waits.append(Wait(None, stamp, frontier=future, reason=reason, operator=op_name))

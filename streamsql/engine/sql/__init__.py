@@ -29,9 +29,9 @@ _STATEMENT_STARTS = {TokenType.CREATE, TokenType.DROP, TokenType.ALTER, TokenTyp
 def starts_statement(text: str) -> bool:
     """Whether ``text`` begins as a statement of the dialect can (CREATE, SELECT, ...): a
     command line tells SQL from its own sub-commands by it."""
-    from .dialect import _DIALECT
+    from .dialect import tokenize
     try:
-        tokens = _DIALECT.tokenize(text)
+        tokens = tokenize(text)
     except Exception:
         return True      # a lexical problem: the parser reports it, with its position
     return bool(tokens) and tokens[0].token_type in _STATEMENT_STARTS
@@ -54,12 +54,12 @@ def analyze(stmt: ScriptStatement | str, catalog: CatalogReader, script: str | N
 
 def _reject_unsupported(source: Source) -> None:
     """Refuse statements the dialect does not have before sqlglot tries to parse them."""
-    from .dialect import _DIALECT
+    from .dialect import tokenize
     start = skip_blank(source.text, 0)
     if start >= len(source.text):
         raise source.error("Empty statement", start)
     try:
-        first = _DIALECT.tokenize(source.text)[0]
+        first = tokenize(source.text)[0]
     except Exception:
         return  # let the parser report the lexical problem with its position
     if first.token_type not in _STATEMENT_STARTS:

@@ -303,6 +303,12 @@ class StreamSQL(Dialect):
 _DIALECT = StreamSQL()
 
 
+def tokenize(text: str) -> list:
+    """The dialect's tokens of ``text`` (sqlglot ``Token``s; raises ``TokenError`` on a lexical
+    problem such as an unterminated string)."""
+    return _DIALECT.tokenize(text)
+
+
 def _unterminated(text: str) -> int | None:
     """Offset of an opening quote or comment that is never closed."""
     i, n = 0, len(text)

@@ -1,11 +1,11 @@
 """The local runtime: runs a query's plan in-process, one injected event at a time.
 
 It is the oracle the Spark runtime is checked against, so it stays literal: every node keeps its
-output clock, every stateful node applies the release rule of SEMANTICS.md section 3 after each
+output clock, every stateful node applies the release rule (the semantics, section 3) after each
 event, and nothing is batched, bucketed or skipped.
 
 Rows an operator refuses (calculator errors, a T-sort's late rows) become error records at the
-step that brought the row to the operator (SEMANTICS.md 1 and 5); within a step they are listed
+step that brought the row to the operator (the semantics, sections 1 and 5); within a step they are listed
 operator by operator, inputs before the operators they feed (post-order), each in processing
 order. Every row carries the named stream it came from, which is the error's STREAM_NAME.
 """
@@ -19,8 +19,8 @@ from ... import time as T
 from ...catalog import LogEntry
 from ...log import ROW
 from ...functions import CalcError
-from ...operators.base import Candidate, Operator, Rejected, calc_error, encode_ints
-from ...operators.release import limit, output_clock, release_arrival, release_order, split_due
+from ...operators.base import Candidate, Operator, Rejected, calc_error
+from ...operators.release import limit, output_clock, release_arrival, release_order, split_due, stream_arrival
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..records import OutputRow, ReleasedBatch
@@ -64,7 +64,7 @@ class _Scan(_Node):
         if not entries:
             return []
         self.clock = max(self.clock, entries[-1].clock)
-        return [(e.rowtime, encode_ints(seq, i), e.values, self.stream) for i, e in enumerate(entries) if e.kind == ROW]
+        return [(e.rowtime, stream_arrival(seq, i), e.values, self.stream) for i, e in enumerate(entries) if e.kind == ROW]
 
 
 class _RowFn(_Node):
@@ -211,7 +211,6 @@ class LocalQuery:
         self.root = _build(plan, tables or {}, start_clocks or {}, self._nodes, post_order(plan))
         self._nodes.sort(key=lambda n: n.index)
         self.streams = set(query.streams)
-        self._hosts = [n for n in self._nodes if isinstance(n, _Host)]
 
     @property
     def output_bound(self) -> int:

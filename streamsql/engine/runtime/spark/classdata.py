@@ -1,6 +1,6 @@
 """A class-data-sharing archive (AppCDS) of the classes Spark's driver JVM loads, so that each
-start maps them from one file instead of loading and verifying them again: about 2 s of the
-session's start and 1 s of the first job, measured on two cores (docs/benchmarks.md, start-up).
+start maps them from one file instead of loading and verifying them again (what that saves is
+measured on the benchmarks page, docs/benchmarks.md, start-up).
 
 The set-up builds it once (``python -m streamsql.engine.runtime.spark.classdata_build``; Java 17
 can only dump an archive when a JVM exits, so a short Spark run does it). An archive is only valid for

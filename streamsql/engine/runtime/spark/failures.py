@@ -1,4 +1,4 @@
-"""Rows a branch's WHERE or projections cannot compute (calculator errors, SEMANTICS.md 1) on Spark.
+"""Rows a branch's WHERE or projections cannot compute (calculator errors, the semantics, section 1) on Spark.
 
 A branch computes its rows in Spark SQL with an error flag (``sqlgen``). A flagged row becomes an
 ``ev`` 4 row of its leaf (``up`` -1) carrying its *failure*: the branch it came through and the row
@@ -193,11 +193,11 @@ def take_failures(failures: Failures | None, ev, blobs: list) -> Failing:
     """Resolve the ``ev`` 4 rows of a stage input (a leaf's failures: unresolved ones from this
     batch, resolved ones it held before)."""
     import numpy as np
-    from .frames import EV_ERROR
+    from .framecode import FrameCode
     codes = np.zeros(len(ev), dtype=np.int64)
     out = list(blobs)
     rts, found, bad = {}, {}, []
-    for k in np.nonzero(np.asarray(ev) == EV_ERROR)[0].tolist():
+    for k in np.nonzero(np.asarray(ev) == FrameCode.ERROR)[0].tolist():
         b = bytes(blobs[k])
         if is_failure(b):
             f = failures.resolve(b) if failures is not None else None

@@ -1,7 +1,7 @@
 """The columns a stage's input frame carries, and reading them back into engine values.
 
 Every stage input (an operator's buckets, or the sink) receives one frame with:
-``ev`` (0 row, 2 source timeline, 3 upstream report, 4 operator error), ``inp`` (which operator input), ``leaf``
+``ev`` (a :class:`~.framecode.FrameCode`: a row, a source timeline, an upstream report, an operator error), ``inp`` (which operator input), ``leaf``
 (which leaf of that input's merge), ``seq``/``sub`` (arrival step and position), ``T`` (stamp
 the merge orders by), ``Tup``/``tie`` (the upstream operator's stamp and tie key),
 ``ort`` (the row's rowtime as the operator sees it), ``x<inp>_<j>`` (the values), ``blob``
@@ -26,12 +26,14 @@ import numpy as np
 import pandas as pd
 
 from ...plan import Field
+from .framecode import FrameCode
 from .host import frontier
-from .source import EV_TIMELINE, NO_TRACE, unpack_timeline
+from .source import NO_TRACE, unpack_timeline
 from .timeline import Timeline, union_points
 from .wire import restore_value, unpack
 
-EV_ROW, EV_META, EV_ERROR = 0, 3, 4
+#: the frame codes by their former names (``FrameCode`` is the one definition)
+EV_ROW, EV_META, EV_ERROR = FrameCode.ROW, FrameCode.REPORT, FrameCode.ERROR
 
 
 def error_blob(stream: str | None, err, order: int = 0) -> bytes:
@@ -90,8 +92,8 @@ class BatchInfo:
 def origins_of(pdf: pd.DataFrame, upstream: dict, frontiers: dict, trace: bool = False) -> tuple[dict, BatchInfo]:
     """:func:`origins` of a pandas batch."""
     ev = pdf["ev"].to_numpy()
-    tls = [bytes(b) for b in pdf["blob"][ev == EV_TIMELINE]]
-    sel = pdf[ev == EV_META]
+    tls = [bytes(b) for b in pdf["blob"][ev == FrameCode.TIMELINE]]
+    sel = pdf[ev == FrameCode.REPORT]
     metas = [(int(u), bytes(b)) for u, b in zip(sel["up"], sel["blob"])]
     return origins(tls, metas, upstream, frontiers, trace)
 

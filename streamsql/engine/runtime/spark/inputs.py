@@ -21,11 +21,9 @@ import numpy as np
 
 from ... import time as T
 from ...expr import rowtime_map_array
-from ...operators.base import encode_ints
-from ...operators.release import first_reach, release_arrival
+from ...operators.release import first_reach, release_arrival, stream_arrival
+from ...operators.union import union_tie
 from .timeline import Timeline, union_points
-
-KEYS = ("leaf", "seq", "sub", "T", "Tup", "tie")
 
 
 @dataclass
@@ -195,8 +193,8 @@ def _arrivals(spec: InputSpec, keys: dict, order: np.ndarray, rel: np.ndarray, l
         if stage[lf]:
             a = release_arrival(int(lrel[i]), int(keys["Tup"][i]), keys["tie"][i] or b"")
         else:
-            a = encode_ints(int(keys["seq"][i]), int(keys["sub"][i]))
+            a = stream_arrival(int(keys["seq"][i]), int(keys["sub"][i]))
         if not single:
-            a = release_arrival(int(rel[i]), int(keys["T"][i]), encode_ints(lf) + a)
+            a = release_arrival(int(rel[i]), int(keys["T"][i]), union_tie(lf, a))
         out.append(a)
     return out

@@ -1,4 +1,4 @@
-"""The native twin on Spark: a query as plain Spark Structured Streaming (issue 28).
+"""The native twin on Spark: a query as plain Spark Structured Streaming.
 
 Built from the logical plan (:class:`~streamsql.engine.native.NativeShape`), not from SQL text:
 each StreamScan is the twin's source filtered to its stream with ``withWatermark`` on its
@@ -181,7 +181,7 @@ class _Build:
         conds = [f"({left(a)} = {right(b)})" for a, b in j.equi]
         if j.residual is not None:
             conds.append(f"({both(j.residual)})")
-        # the rows' windows overlap: r - f_r <= l + p_l and l - f_l <= r + p_r (SEMANTICS.md 3.5)
+        # the rows' windows overlap: r - f_r <= l + p_l and l - f_l <= r + p_r (the semantics, section 3.5)
         conds.append(f"rrt >= lrt - {_interval(lw.following + rw.preceding)}")
         conds.append(f"rrt <= lrt + {_interval(lw.preceding + rw.following)}")
         how = {"INNER": "inner", "LEFT": "left_outer", "RIGHT": "right_outer", "FULL": "full_outer"}[j.kind]

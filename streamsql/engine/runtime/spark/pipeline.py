@@ -9,7 +9,7 @@ releases rows by the merge's own stamps. Rows go to one key bucket; timelines an
 reports go to every bucket.
 
 A branch's WHERE and projections also compute a flag (``sqlgen``): TRUE where the row raises a
-calculator error (SEMANTICS.md 1), which the Python evaluator would raise in the same place (a
+calculator error (the semantics, section 1), which the Python evaluator would raise in the same place (a
 filter that drops the row first means no error). Such a row produces no output: it becomes a
 row of the leaf with ``ev`` 4 whose ``blob`` is its *failure* (``failures.py``: the branch and the
 row it received); the stage input reading the leaf turns it into the error record and lets it
@@ -27,16 +27,18 @@ from functools import reduce
 from pathlib import Path
 
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
-from ...plan import Aggregate, Filter, Join, Project, Query, Window
-from ...types import spark_type_ddl
+from ...plan import Aggregate, Join, Project, Query, Window
 from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs, trace_hosts
-from .failures import Branch, Failures, failure_sql
-from .frames import EV_ERROR, value_col
+from .failures import Branch, Failures
+from .framecode import FrameCode
+from .frames import value_col
 from .inputs import InputSpec, LeafSpec
+from .leafsql import STD_COLUMNS, FrameSql
 from . import precombine
 from .sink import Sink
 from .source import NAME, stream_prefix
 from .sqlgen import SparkSql, quote_ident
+from .sqltext import spark_type_ddl
 from .stage import StageSpec, make_processor
 from .trace import TraceAssembler
 
@@ -59,9 +61,6 @@ def partition_exprs(node) -> list[list[Expr]]:
             return [[r for _l, r in node.equi]]
         return [[l for l, _r in node.equi], [r for _l, r in node.equi]]
     return [[] for _ in stream_inputs(node)]
-
-
-_STD = ["ev", "inp", "leaf", "seq", "sub", "T", "Tup", "tie", "ort", "blob", "up"]
 
 
 class SparkQuery:
@@ -177,169 +176,77 @@ class SparkQuery:
     def _input_frame(self, st, src, outs, streams, cat):
         """One DataFrame per origin (the log source, each upstream stage), each read once: every
         event becomes the rows of the leaves it feeds (``explode`` of an array of structs), so the
-        source is scanned once per stage whatever the number of leaves.
-
-        With the trace on (``self.trace``), a stage-fed leaf keeps the rows its WHERE drops (``drop``
-        1: its upstream operator holds them until it lets them go) and every row the post-merge
-        WHERE drops (``drop`` 2: the merge holds them too); ``u<y>_<j>`` carry an upstream
-        operator's own output values and ``m<i>_<j>`` a merge's (before the post-merge chain), the
-        values those operators hold (trace.py)."""
-        value_types = [[spark_type_ddl(f.type) for f in inp.fields] for inp in st.inputs]
-        all_values = [(value_col(i, m), t) for i, ts in enumerate(value_types) for m, t in enumerate(ts)]
-        trace = self.trace
-        if trace:
-            all_values = all_values + [("drop", "TINYINT")]
-            all_values += [(f"u{y}_{c}", spark_type_ddl(f.type)) for y in self._upstream(st)
-                           for c, f in enumerate(self.nodes[y].fields)]
-            all_values += [(f"m{i}_{m}", t) for i, ts in enumerate(value_types) if st.inputs[i].post
-                           for m, t in enumerate(ts)]
-
-        def pairs(fixed: dict, values: dict) -> list[tuple[str, str]]:
-            return [(k, fixed[k]) for k in _STD] + [(c, values.get(c, f"CAST(NULL AS {t})")) for c, t in all_values]
-
-        def struct(fixed: dict, values: dict) -> str:
-            return "named_struct(" + ", ".join(f"'{k}', {v}" for k, v in pairs(fixed, values)) + ")"
-
-        checked = self.checked
-
-        def leaf_struct(i, j, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str, tie: str) -> tuple[str, str]:
-            """(condition, struct) of one leaf: its chain and the post-merge chain inlined. The
-            condition leaves out rows a filter drops (with the trace on, only those of a stream
-            leaf's own chain: the others are kept, marked ``drop``); a row that raises a calculator
-            error is kept, as an operator-error row (``ev`` 4) carrying its failure."""
-            conds: list[str] = []           # the leaf chain's WHERE conditions
-            post_conds: list[str] = []      # the post-merge chain's
-            flags: list[str] = []
-            chain_flags = 0                 # how many flags come before the leaf chain's last WHERE
-            all_flags = 0                   # ... before the last WHERE of both chains
-            cur, cur_rt = cols, rt
-            nodes = list(lf.chain) + list(st.inputs[i].post)
-
-            def step(node, cur, cur_rt, out: list):
-                r = SparkSql(lambda c, cur=cur: f"({cur[c]})", lambda k, cur_rt=cur_rt: f"({cur_rt})", checked)
-                if isinstance(node, Filter):
-                    _flag(flags, conds + post_conds, r.flag(node.cond))
-                    out.append(r(node.cond))
-                    return cur, cur_rt, True
-                items = list(node.exprs)
-                if node.rowtime is not None:
-                    items.insert(node.rowtime_at, node.rowtime)
-                for e in items:
-                    _flag(flags, conds + post_conds, r.flag(e))
-                return [r(e) for e in node.exprs], (r(node.rowtime) if node.rowtime is not None else cur_rt), False
-
-            for node in lf.chain:
-                cur, cur_rt, where = step(node, cur, cur_rt, conds)
-                if where:
-                    chain_flags = len(flags)
-            all_flags = chain_flags
-            merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, value_types[i])]
-            T_ = cur_rt
-            cur, cur_rt = merged, T_
-            for node in st.inputs[i].post:
-                cur, cur_rt, where = step(node, cur, cur_rt, post_conds)
-                if where:
-                    all_flags = len(flags)
-            ev, blob = "CAST(0 AS TINYINT)", "CAST(NULL AS BINARY)"
-            if flags:
-                failed = "(" + " OR ".join(flags) + ")"
-                origin = (cat.streams[lf.stream].fields if lf.stream is not None else self.nodes[lf.stage].fields)
-                stream = lf.stream if lf.stream is not None else origin_stream(self.nodes[lf.stage])
-                union = st.inputs[i].union
-                self.branches.append(Branch(nodes, list(origin), stream, [self.order[id(n)] for n in nodes],
-                                            len(lf.chain), None if union is None else self.order[id(union)]))
-                ev = f"CAST(CASE WHEN {failed} THEN {EV_ERROR} ELSE 0 END AS TINYINT)"
-                blob = f"CASE WHEN {failed} THEN {failure_sql(len(self.branches) - 1, origin, cols, rt)} END"
-            fixed = {"ev": ev, "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
-                     "T": f"CAST(({T_}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
-                     "blob": blob, "up": "-1"}
-            values = {value_col(i, m): f"CAST(({c}) AS {value_types[i][m]})" for m, c in enumerate(cur)}
-
-            def kept(cs: list[str], n: int) -> str:
-                """Rows the WHERE conditions ``cs`` keep, and rows failing before the last of them
-                (the first ``n`` flags)."""
-                c = " AND ".join(f"({x})" for x in cs) or "TRUE"
-                return f"({' OR '.join(flags[:n])}) OR ({c})" if n else c
-
-            def all_true(cs):
-                return " AND ".join(f"coalesce(({c}), FALSE)" for c in cs) or "TRUE"
-            if not trace:
-                return kept(conds + post_conds, all_flags), pairs(fixed, values)
-            # a row a WHERE drops may have no stamp through the projections: it is never used
-            # (nor is a failing row: the consumer marks it ``fail``, failures.py)
-            fixed["T"] = f"coalesce({fixed['T']}, CAST({tup} AS BIGINT))"
-            fixed["ort"] = f"coalesce({fixed['ort']}, CAST({tup} AS BIGINT))"
-            if lf.stage is not None:
-                values["drop"] = (f"CAST(CASE WHEN NOT ({all_true(conds)}) THEN 1 WHEN NOT ({all_true(post_conds)}) "
-                                  f"THEN 2 ELSE 0 END AS TINYINT)")
-                for c in range(len(cols)):
-                    values[f"u{lf.stage}_{c}"] = cols[c]
-                keep = "TRUE"
-            else:
-                values["drop"] = f"CAST(CASE WHEN NOT ({all_true(post_conds)}) THEN 2 ELSE 0 END AS TINYINT)"
-                keep = kept(conds, chain_flags)
-            if st.inputs[i].post:
-                for m, c in enumerate(merged):
-                    values[f"m{i}_{m}"] = c
-            return keep, pairs(fixed, values)
-
-        meta_fixed = {"inp": "0", "leaf": "0", "seq": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
-                      "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)", "ort": "CAST(0 AS BIGINT)"}
+        source is scanned once per stage whatever the number of leaves (the SQL of a leaf and the
+        frame's columns: :mod:`.leafsql`)."""
+        fs = FrameSql(st, self.nodes, self._upstream(st), self.trace, self.checked,
+                      lambda i, lf: self._add_branch(st, i, lf, cat))
         frames = []
         stream_leaves = [(i, j, lf) for i, inp in enumerate(st.inputs) for j, lf in enumerate(inp.leaves)
                          if lf.stream is not None]
         per_stream = [streams.index(lf.stream) for _i, _j, lf in stream_leaves]
         if stream_leaves and len(set(per_stream)) == len(per_stream):
             # every stream feeds one leaf: route by a CASE on the stream per column (no explode)
-            frames.append(self._switch_frame(src, stream_leaves, streams, cat, leaf_struct, all_values))
+            frames.append(self._switch_frame(src, stream_leaves, streams, cat, fs))
         elif stream_leaves:
-            cases = [f"CASE WHEN ev = 2 THEN {struct({**meta_fixed, 'ev': 'CAST(2 AS TINYINT)', 'seq': 'seq', 'blob': 'tl', 'up': '-1'}, {})} END"]
+            cases = [f"CASE WHEN ev = {FrameCode.TIMELINE:d} THEN "
+                     f"{fs.meta_struct(FrameCode.TIMELINE, seq='seq', blob='tl', up='-1')} END"]
             for i, j, lf in stream_leaves:
                 k = streams.index(lf.stream)
-                n = len(cat.streams[lf.stream].fields)
-                cond, ps = leaf_struct(i, j, lf, [f"`{stream_prefix(k)}c{c}`" for c in range(n)], "rowtime",
-                                       "seq", "CAST(sub AS INT)", "rowtime", "CAST(NULL AS BINARY)")
-                st_ = "named_struct(" + ", ".join(f"'{a}', {b}" for a, b in ps) + ")"
-                cases.append(f"CASE WHEN ev = 0 AND src = {k} AND {cond} THEN {st_} END")
-            frames.append(src.selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
+                cond, ps = fs.leaf(i, j, lf, self._stream_cols(k, lf, cat), "rowtime", "seq", "CAST(sub AS INT)",
+                                   "rowtime", "CAST(NULL AS BINARY)")
+                cases.append(f"CASE WHEN ev = {FrameCode.ROW:d} AND src = {k} AND {cond} THEN {_struct(ps)} END")
+            frames.append(_exploded(src, cases))
         for y in self._upstream(st):
-            cases = [f"CASE WHEN ev = 3 THEN {struct({**meta_fixed, 'ev': 'CAST(3 AS TINYINT)', 'blob': 'blob', 'up': str(y)}, {})} END",
+            cases = [f"CASE WHEN ev = {FrameCode.REPORT:d} THEN "
+                     f"{fs.meta_struct(FrameCode.REPORT, blob='blob', up=str(y))} END",
                      # operator errors pass on (frames.py)
-                     f"CASE WHEN ev = 4 THEN {struct({**meta_fixed, 'ev': 'CAST(4 AS TINYINT)', 'seq': 'seq', 'blob': 'blob', 'up': str(y)}, {})} END"]
+                     f"CASE WHEN ev = {FrameCode.ERROR:d} THEN "
+                     f"{fs.meta_struct(FrameCode.ERROR, seq='seq', blob='blob', up=str(y))} END"]
             for i, inp in enumerate(st.inputs):
                 for j, lf in enumerate(inp.leaves):
-                    if lf.stage != y:
-                        continue
-                    n = len(self.nodes[y].fields)
-                    cond, ps = leaf_struct(i, j, lf, [f"o{c}" for c in range(n)], "T", "seq", "0", "T", "tie")
-                    st_ = "named_struct(" + ", ".join(f"'{a}', {b}" for a, b in ps) + ")"
-                    cases.append(f"CASE WHEN ev = 0 AND {cond} THEN {st_} END")
-            frames.append(outs[y].selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*"))
+                    if lf.stage == y:
+                        cond, ps = fs.leaf(i, j, lf, [f"o{c}" for c in range(len(self.nodes[y].fields))], "T", "seq",
+                                           "0", "T", "tie")
+                        cases.append(f"CASE WHEN ev = {FrameCode.ROW:d} AND {cond} THEN {_struct(ps)} END")
+            frames.append(_exploded(outs[y], cases))
         return reduce(lambda a, b: a.unionByName(b), frames)
 
+    def _add_branch(self, st, i: int, lf, cat) -> tuple[int, list]:
+        """Register leaf ``lf`` of input ``i`` as a branch whose rows can fail (failures.py):
+        its number, and the fields of its origin."""
+        nodes = list(lf.chain) + list(st.inputs[i].post)
+        origin = cat.streams[lf.stream].fields if lf.stream is not None else self.nodes[lf.stage].fields
+        stream = lf.stream if lf.stream is not None else origin_stream(self.nodes[lf.stage])
+        union = st.inputs[i].union
+        self.branches.append(Branch(nodes, list(origin), stream, [self.order[id(n)] for n in nodes],
+                                    len(lf.chain), None if union is None else self.order[id(union)]))
+        return len(self.branches) - 1, origin
+
     @staticmethod
-    def _switch_frame(src, stream_leaves, streams, cat, leaf_struct, all_values):
+    def _stream_cols(k: int, lf, cat) -> list[str]:
+        return [f"`{stream_prefix(k)}c{c}`" for c in range(len(cat.streams[lf.stream].fields))]
+
+    @classmethod
+    def _switch_frame(cls, src, stream_leaves, streams, cat, fs: FrameSql):
         """The source's rows and timeline records in one projection: each column is a CASE over
         the stream the row came from; rows no leaf wants are filtered out."""
         by_col: dict[str, list[str]] = {}
-        conds = ["ev = 2"]
+        conds = [f"ev = {FrameCode.TIMELINE:d}"]
         for i, j, lf in stream_leaves:
             k = streams.index(lf.stream)
-            n = len(cat.streams[lf.stream].fields)
-            cond, fields = leaf_struct(i, j, lf, [f"`{stream_prefix(k)}c{c}`" for c in range(n)], "rowtime",
-                                       "seq", "CAST(sub AS INT)", "rowtime", "CAST(NULL AS BINARY)")
-            conds.append(f"(ev = 0 AND src = {k} AND {cond})")
+            cond, fields = fs.leaf(i, j, lf, cls._stream_cols(k, lf, cat), "rowtime", "seq", "CAST(sub AS INT)",
+                                   "rowtime", "CAST(NULL AS BINARY)")
+            conds.append(f"(ev = {FrameCode.ROW:d} AND src = {k} AND {cond})")
             for name, expr in fields:
                 by_col.setdefault(name, []).append(f"WHEN src = {k} THEN {expr}")
-        tl = {"ev": "CAST(2 AS TINYINT)", "inp": "0", "leaf": "0", "seq": "seq", "sub": "0",
-              "T": "CAST(0 AS BIGINT)", "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)",
-              "ort": "CAST(0 AS BIGINT)", "blob": "tl", "up": "-1"}
+        tl = fs.meta_columns(FrameCode.TIMELINE, seq="seq", blob="tl", up="-1")
         cols = []
-        types = dict(all_values)
-        for name in _STD + [c for c, _t in all_values]:
+        types = dict(fs.values)
+        for name in STD_COLUMNS + [c for c, _t in fs.values]:
             whens = " ".join(by_col.get(name, []))
             other = tl.get(name, f"CAST(NULL AS {types.get(name, 'STRING')})")
-            cols.append(f"CASE WHEN ev = 2 THEN {other} {whens} END AS `{name}`" if whens else f"{other} AS `{name}`")
+            cols.append(f"CASE WHEN ev = {FrameCode.TIMELINE:d} THEN {other} {whens} END AS `{name}`" if whens
+                        else f"{other} AS `{name}`")
         return src.where(" OR ".join(conds)).selectExpr(*cols)
 
     @staticmethod
@@ -370,7 +277,8 @@ class SparkQuery:
         them on), timelines and reports to every bucket."""
         if buckets == 1:
             return df.selectExpr("*", "0 AS bucket")
-        return (df.selectExpr("*", f"CASE WHEN ev = 0 THEN array({row_bucket}) WHEN ev = 4 THEN array(0) "
+        return (df.selectExpr("*", f"CASE WHEN ev = {FrameCode.ROW:d} THEN array({row_bucket}) "
+                                   f"WHEN ev = {FrameCode.ERROR:d} THEN array(0) "
                                    f"ELSE sequence(0, {buckets - 1}) END AS bs")
                   .selectExpr("*", "explode(bs) AS bucket").drop("bs"))
 
@@ -416,13 +324,13 @@ class SparkQuery:
         return self.sq
 
 
-def _flag(flags: list[str], conds: list[str], flag: str) -> None:
-    """Add ``flag`` (an expression's error flag) to ``flags``, counting only where the filters
-    before it kept the row (a row a WHERE drops raises nothing after it)."""
-    if flag == "FALSE":
-        return
-    guard = " AND ".join(f"(({c}) <=> TRUE)" for c in conds)
-    flags.append(f"({guard} AND {flag})" if guard else flag)
+def _struct(pairs: list[tuple[str, str]]) -> str:
+    return "named_struct(" + ", ".join(f"'{a}', {b}" for a, b in pairs) + ")"
+
+
+def _exploded(df, cases: list[str]):
+    """The rows of the structs ``cases`` makes of each row of ``df`` (NULL: none)."""
+    return df.selectExpr(f"explode(array({', '.join(cases)})) AS b").where("b IS NOT NULL").select("b.*")
 
 
 def _hash_type(node, inp: int, e: Expr) -> str:

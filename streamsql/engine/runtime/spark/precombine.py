@@ -13,7 +13,7 @@ order: COUNT, MIN, MAX, FIRST/LAST_VALUE, SUM/AVG of exact numbers, and SUM/AVG 
 the operator sums exactly (operators/exactsum.py): here each double is split into its mantissa
 and exponent and the mantissas are summed per (group, exponent) in int64 (:func:`float_sums`),
 so that only a few Python big-int operations per group remain. Queries where a row could be
-refused for a calculator error (SEMANTICS.md 1), which only the operator decides row by row,
+refused for a calculator error (the semantics, section 1), which only the operator decides row by row,
 take the row-by-row path: keys or arguments that can fail, and sums that can leave their type (of
 BIGINT, or of DECIMALs wider than 28 digits: a sum of narrower values needs 2**32 or 10**10 rows
 in one group to overflow, more than any batch and any stream here).
@@ -45,8 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ... import time as T
-from ...expr import NOT_MONOTONIC, Call, Col, Lit, Rowtime, monotonicity, rowtime_map_array
+from ...expr import NOT_MONOTONIC, Col, Rowtime, is_time_key, monotonicity, rowtime_map_array
 from ...functions import can_fail
 from ...operators import exactsum
 from ...errors import StreamSqlError
@@ -56,7 +55,8 @@ from ...operators.base import encode_ints
 from ...plan import Aggregate
 from ...types import DOUBLE
 from .statecodec import dumps as dump_state, loads as load_state
-from .timeline import EV_TIMELINE, NO_TRACE, unpack_timeline
+from .framecode import FrameCode
+from .timeline import NO_TRACE, unpack_timeline
 from .wire import pack, restore_value
 
 
@@ -66,7 +66,7 @@ PRECOMBINE_ENV = "STREAMSQL_PRECOMBINE"
 
 class PrecombineReach(StreamSqlError):
     """A pre-combined partial of a float SUM met a group whose sum is within its reach of
-    DOUBLE's range: whether one of its rows must be refused (SEMANTICS.md 1) can only be decided
+    DOUBLE's range: whether one of its rows must be refused (the semantics, section 1) can only be decided
     row by row, so the query stops rather than give another answer."""
 
     def __init__(self, text: str, so_far: float):
@@ -97,7 +97,7 @@ def eligible(node: Aggregate, stage) -> bool:
             return False
         if a.fn in ("SUM", "AVG") and a.arg is not None and not _sums_safely(a.arg.type):
             return False
-    exprs = [k for k in node.keys if not _time_key(k)] + [a.arg for a in node.aggs if a.arg is not None]
+    exprs = [k for k in node.keys if not is_time_key(k)] + [a.arg for a in node.aggs if a.arg is not None]
     return not any(can_fail(e) for e in exprs)
 
 
@@ -306,13 +306,13 @@ def combiner(node: Aggregate, schema: pa.Schema):
         if not t.num_rows:
             return
         ev = t.column("ev")
-        rest = t.filter(pc.not_equal(ev, 0))
-        rows = t.filter(pc.equal(ev, 0))
+        rest = t.filter(pc.not_equal(ev, FrameCode.ROW))
+        rows = t.filter(pc.equal(ev, FrameCode.ROW))
         if rest.num_rows:
             yield from rest.append_column("part", pa.nulls(rest.num_rows, pa.binary())).cast(schema).to_batches()
         if rows.num_rows:
             # the trace window, from the timeline records of this partition (each carries it)
-            tls = rest.filter(pc.equal(rest.column("ev"), EV_TIMELINE)).column("blob").to_pylist()
+            tls = rest.filter(pc.equal(rest.column("ev"), FrameCode.TIMELINE)).column("blob").to_pylist()
             solo = min((unpack_timeline(b)[3] for b in tls), default=NO_TRACE)
             g, _keys = partials(node, op, rows, solo)
             n = g.num_rows
@@ -321,7 +321,7 @@ def combiner(node: Aggregate, schema: pa.Schema):
                 if f.name in g.column_names:
                     out[f.name] = g.column(f.name).cast(f.type)
                 elif f.name == "ev":
-                    out[f.name] = pa.array(np.zeros(n, dtype=np.int64)).cast(f.type)
+                    out[f.name] = pa.array(np.full(n, FrameCode.ROW, dtype=np.int64)).cast(f.type)
                 else:
                     out[f.name] = pa.nulls(n, f.type)
             yield from pa.table(out, schema=schema).to_batches()
@@ -341,7 +341,7 @@ def scan_eligible(node: Aggregate, stage, n_stages: int, n_streams: int) -> bool
     inp = stage.inputs[0]
     if inp.post or chain_fn(inp.leaves[0].chain) is None:
         return False
-    if not all(isinstance(k, Col) or _time_key(k) for k in node.keys):
+    if not all(isinstance(k, Col) or is_time_key(k) for k in node.keys):
         return False
     return all(a.arg is None or isinstance(a.arg, Col) for a in node.aggs)
 
@@ -393,21 +393,6 @@ def _full(v, t, n: int):
     if isinstance(v, pa.Scalar):
         return pa.repeat(v, n).cast(t)
     return v.cast(t) if v.type != t else v
-
-
-def _time_key(e) -> bool:
-    """A TIMESTAMP key made of ROWTIME, FLOOR/CEIL/STEP and interval shifts (what
-    :func:`rowtime_map_array` computes exactly)."""
-    def pure(x) -> bool:
-        if isinstance(x, Rowtime):
-            return True
-        if isinstance(x, Call) and x.fn in ("FLOOR_TO", "CEIL_TO", "STEP"):
-            return pure(x.args[0])
-        if isinstance(x, Call) and x.fn in ("+", "-") and len(x.args) == 2:
-            a, b = x.args
-            return pure(a) and isinstance(b, Lit) and isinstance(b.value, T.Interval)
-        return False
-    return e.type.name == "TIMESTAMP" and pure(e)
 
 
 def scan_spec(node: Aggregate, buckets: int, chain: list | None = None) -> dict:

@@ -10,15 +10,15 @@ from pyspark.sql import Window, functions as F
 
 from ...errors import SqlError
 from ... import functions
-from ...expr import Expr, compile_expr
+from ...expr import Expr, Rowtime, compile_expr
 from ...functions.spec import out_of_range
 from ...operators.aggregate import Acc
 from ...operators.sort import sort_nulls_first
-from ...operators.timekey import TimeKey
 from ...plan import Aggregate, Field, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
 from ...relational import Row, leaf_rows, period_keys, unsupported
-from ...types import arrow_type, spark_type_ddl
-from .sqlgen import SparkSql, floor_sql, next_boundary_sql, quote_ident
+from ...types import arrow_type
+from .sqlgen import SparkSql, quote_ident
+from .sqltext import spark_type_ddl
 
 
 class SparkRelational:
@@ -151,7 +151,7 @@ class SparkRelational:
         rt = "CAST(NULL AS BIGINT)"
         periods = period_keys(node) if node.time_key is not None else None
         if periods is not None:
-            ends = [_period_end_sql(p, "rtx") for p in periods]
+            ends = [self._sql(p.end_expr(Rowtime(0)), rowtime=lambda k: "rtx") for p in periods]
             rt = ends[0] if len(ends) == 1 else f"least({', '.join(ends)})"
             if node.stamp is not None:
                 g = g.selectExpr("*", f"CASE WHEN rtx IS NULL THEN NULL ELSE CAST({self._sql(node.stamp)} AS BIGINT) END AS rs")
@@ -243,20 +243,6 @@ class SparkRelational:
                 order.append(c.asc_nulls_first() if first else c.asc_nulls_last())
         df = self._renumber(df, *order, F.col("ix"))
         return df.drop(*[f"s{j}" for j in range(len(node.keys))])
-
-
-def _period_end_sql(p: TimeKey, x: str) -> str:
-    """Spark SQL for ``p.period_end(x)`` (see :class:`~streamsql.engine.operators.timekey.TimeKey`)."""
-    if p.kind == "identity":
-        return f"({x} + 1)"
-    s = f"({x} + CAST({p.shift} AS BIGINT))"
-    if p.kind == "FLOOR_TO":
-        return f"({next_boundary_sql(floor_sql(s, p.arg), p.arg)} - {p.shift})"
-    if p.kind == "CEIL_TO":
-        f = floor_sql(s, p.arg)
-        return f"(CASE WHEN {f} = {s} THEN {s} ELSE {next_boundary_sql(f, p.arg)} END + 1 - {p.shift})"
-    ms = p.arg.millis
-    return f"({s} - pmod({s}, CAST({ms} AS BIGINT)) + {ms} - {p.shift})"
 
 
 def _restore(v, t):

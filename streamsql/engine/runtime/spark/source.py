@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from ...log import EventLog, entry_schema, read_head
 from ...plan import Field
-from ...types import SqlType, arrow_type, spark_type_ddl
+from ...types import SqlType, arrow_type
+from .sqltext import spark_type_ddl
 from .timeline import (EV_ROW, EV_TIMELINE, NO_TRACE, pack_timeline, trace_start,  # noqa: F401
                        unpack_timeline)
 

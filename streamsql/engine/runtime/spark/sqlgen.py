@@ -1,7 +1,7 @@
 """Typed expressions rendered as Spark SQL text, by the function table's templates.
 
 Each expression gives two pieces of SQL: its value, and a *flag* that is TRUE exactly where the
-Python evaluator raises a calculator error (SEMANTICS.md 1) -- the argument's flags first, in
+Python evaluator raises a calculator error (the semantics, section 1) -- the argument's flags first, in
 the order Python evaluates them (AND, OR, CASE and COALESCE stop early), then the function's own
 condition (``try_*`` gave NULL from non-NULL operands, a division by zero, an infinity). A row
 whose flag is TRUE produces no value; the runtime re-evaluates it in Python for the message. The
@@ -17,9 +17,9 @@ from typing import Callable
 from ... import functions as F
 from ... import time as T
 from ...expr import Call, Col, Expr, Lit, Rowtime
-from ...functions.sqltext import floor_sql, literal, next_boundary_sql, sql_or, string_lit  # noqa: F401 (re-exported)
+from . import sqlfunctions
+from .sqltext import literal, sql_or
 
-_string_lit = string_lit
 #: stands for an INTERVAL literal, which only time arithmetic's templates may take (they read
 #: the literal itself); anywhere else it makes invalid SQL rather than a wrong value
 _INTERVAL = "<an INTERVAL can only be used in time arithmetic>"
@@ -69,17 +69,17 @@ class SparkSql:
         return out
 
     def _call(self, e: Call) -> tuple[str, str]:
-        spec = F.get(e.fn)
+        spec, sql = F.get(e.fn), sqlfunctions.get(e.fn)
         parts = [self._both(a) for a in e.args]
         xs = [p[0] for p in parts]
         if not self.checked:
-            return (spec.plain or spec.spark)(e, xs), "FALSE"
-        v = spec.spark(e, xs)
+            return (sql.plain or sql.value)(e, xs), "FALSE"
+        v = sql.value(e, xs)
         flags = [p[1] for p in parts]
         if spec.lazy:
-            return v, (spec.flag(e, xs, flags) if spec.flag is not None else _fold(flags))
+            return v, (sql.flag(e, xs, flags) if sql.flag is not None else _fold(flags))
         flag = _fold(flags)
-        own = spec.fails(e, xs, v) if spec.fails is not None and F._may_fail(e) else None
+        own = sql.fails(e, xs, v) if sql.fails is not None and F.may_fail(e) else None
         if own is not None:
             if spec.strict:
                 guard = " AND ".join(f"{x} IS NOT NULL" for x, a in zip(xs, e.args) if a.type.nullable

@@ -1,6 +1,6 @@
 """The Spark runtime's state, as JSON: what its state store and its sink keep between
 micro-batches (operators, held rows, clocks, frontiers), written so that reading a workspace
-never runs code (issue 13: no pickle in the workspace).
+never runs code (no pickle in the workspace).
 
 A value is plain JSON where JSON holds it exactly (None, bools, ints, floats, strings, lists);
 everything else is a one-key object whose key says what it is (``{"t": [...]}`` a tuple,
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import WorkspaceError
-from ...operators.window_batch import gc_paused
+from ...operators.gcpause import gc_paused
 
 FORMAT = "streamsql-state/1"
 _PACKAGE = "streamsql."

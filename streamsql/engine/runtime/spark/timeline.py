@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .framecode import FrameCode
+
 from ... import time as T
 from ...expr import rowtime_map_array
 
@@ -63,8 +65,8 @@ def union_points(*arrays: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- a source batch's timeline record
 
-#: the event kinds of a source row (the source writes them; pre-combining and the stages read them)
-EV_ROW, EV_TIMELINE = 0, 2
+#: the frame codes of a source row, by their former names (``FrameCode`` is the one definition)
+EV_ROW, EV_TIMELINE = FrameCode.ROW, FrameCode.TIMELINE
 
 
 #: trace window start meaning "no trace"

@@ -26,8 +26,8 @@ from decimal import Decimal
 import numpy as np
 
 from ... import time as T
-from ...operators.base import encode_ints
-from ...operators.release import release_arrival
+from ...operators.release import release_arrival, stream_arrival
+from ...operators.union import union_tie
 from ..tracing import TRACE_HELD, StepTrace, operator_trace
 from .timeline import Timeline
 
@@ -116,8 +116,8 @@ def input_trace(spec, keys: dict, r, start: int, raw_of, merged_of, bucket0: boo
         for k, v in zip(idx.tolist(), merged_of(idx)):
             j = int(leaf[k])
             a = (release_arrival(int(lrel[k]), int(tup[k]), ties[k] or b"") if spec.leaves[j].stage is not None
-                 else encode_ints(int(seq[k]), int(sub[k])))
-            mh.append([int(lrel[k]), int(mrel[k]), int(t[k]), (encode_ints(j) + a).hex(), enc(v)])
+                 else stream_arrival(int(seq[k]), int(sub[k])))
+            mh.append([int(lrel[k]), int(mrel[k]), int(t[k]), union_tie(j, a).hex(), enc(v)])
         out["mh"] = mh
         if bucket0:
             out["leaves"] = [tl_slice(tl, start) for tl in r.leaves]

@@ -1,8 +1,0 @@
-"""Helpers for the tutorial notebooks in ``notebooks/``: scenario files, deterministic text tables,
-checks of the engine's output against the seeds' tables, and the exercises' answer checkers.
-
-One module per group of notebooks: ``basics`` serves notebooks 01-04 (streams, punctuation,
-merging, windowed aggregation), ``joins`` notebook 05 (streaming joins, seed 002), ``calcite``
-notebook 06 (Calcite's tour, seed 004) and ``scale`` notebook 07 (a million trades); ``common``
-holds what they share.
-"""
