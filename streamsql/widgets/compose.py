@@ -256,6 +256,7 @@ class ScenarioView(LiveView, StaticMixin, widgets.VBox):
         return None if p is None else (id(p.wb), p.pos, caught_up([p.q])) + query_key(p.q)
 
     def refresh(self) -> None:
+        """Redraw the status line (the views below redraw on their own)."""
         self._show()
 
     # ------------------------------------------------------------------ display
