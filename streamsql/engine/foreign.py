@@ -17,7 +17,6 @@ fit the stream's columns, goes to the error stream with its file and line number
 from __future__ import annotations
 
 import codecs
-import csv
 import json
 import logging
 import os

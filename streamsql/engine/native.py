@@ -17,7 +17,7 @@ from . import time as T
 from .errors import StreamSqlError
 from .expr import Call, Rowtime
 from .operators.timekey import TimeKey
-from .plan import Aggregate, Filter, Join, Node, Project, Query, Sort, StreamScan, Union, Window
+from .plan import Aggregate, Join, Node, Project, Query, Sort, StreamScan, Union, Window
 from .types import format_value
 
 #: the aggregates Spark computes in a streaming ``groupBy`` as SQL defines them here

@@ -13,7 +13,8 @@ from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
 from .scrubber import StepScrubber, StepState
 from .startup import StartupView
-from .steps import StepTable, held_rows, query_step_table
+from .openstate import held_rows
+from .steps import StepTable, query_step_table
 from .timeline import Timeline, timeline_chart, timeline_records
 from .vega import enable_altair
 

@@ -15,7 +15,8 @@ from .hooks import LiveView
 from .live import bound_at, snapshot
 from .openstate import HEADER as OPEN_HEADER, open_state_rows
 from .render import html_lines, html_table, text_table, ts
-from .steps import event_outcomes, held_rows
+from .openstate import held_rows
+from .steps import event_outcomes
 
 
 def trace_at(q, step: int):

@@ -6,11 +6,10 @@ import ipywidgets as widgets
 
 from ..engine.catalog import Event, Outcome
 from ..engine.trace import step_table
-from ..engine.types import format_value
 from .hooks import LiveView
 from .live import query_key, settled, snapshot
-from .openstate import HELD_HEADER, held_count, held_rows, held_table
-from .render import html_table, text_table, ts
+from .openstate import HELD_HEADER, held_count, held_table
+from .render import html_table, text_table
 from .static import StaticMixin, snapshot_html
 
 

@@ -27,7 +27,7 @@ from .hooks import LiveView
 from .live import query_key, settled, snapshot
 from .render import ts
 from .static import StaticMixin, chart_html, snapshot_html
-from .steps import held_rows
+from .openstate import held_rows
 from . import vega
 
 #: (what, colour) in legend order; ``what`` is the value of the records' ``what`` field

@@ -27,8 +27,9 @@ import pyarrow as pa
 
 from ...native import NativeBatch, NativeEvent, NativeRow, NativeShape, NativeStep
 from ...plan import Aggregate, Filter, Join, Node, Project, StreamScan, Union
-from ...types import arrow_type, spark_type_ddl
-from .relational import _restore
+from ...types import arrow_type
+from .sqltext import spark_type_ddl
+from .wire import restore_value
 from .sqlgen import SparkSql
 
 NAME = "streamsql_native"
@@ -332,7 +333,7 @@ def _rows(t: pa.Table, fields, step: int, batch: int) -> list[NativeRow]:
     n = len(fields)
     out = []
     for i in range(t.num_rows):
-        vals = tuple(_restore(cols[f"c{j}"][i], fields[j].type) for j in range(n))
+        vals = tuple(restore_value(cols[f"c{j}"][i], fields[j].type) for j in range(n))
         out.append(NativeRow(step, batch, int(cols["rt"][i]), vals))
     # a batch's rows come in no particular order: show them by rowtime, then values (NULLs first)
     out.sort(key=lambda r: (r.rowtime, [(v is not None, str(v)) for v in r.values]))

@@ -19,6 +19,7 @@ from ...relational import Row, leaf_rows, period_keys, unsupported
 from ...types import arrow_type
 from .sqlgen import SparkSql, quote_ident
 from .sqltext import spark_type_ddl
+from .wire import restore_value
 
 
 class SparkRelational:
@@ -37,7 +38,7 @@ class SparkRelational:
         tbl = df.orderBy("ix").select(*[f"c{j}" for j in range(n)], "rt").toArrow()
         cols = tbl.to_pydict()
         vals = list(zip(*[cols[f"c{j}"] for j in range(n)])) if n else [()] * tbl.num_rows
-        return [(None if rt is None else int(rt), tuple(_restore(v, f.type) for v, f in zip(row, node.fields)))
+        return [(None if rt is None else int(rt), tuple(restore_value(v, f.type) for v, f in zip(row, node.fields)))
                 for rt, row in zip(cols["rt"], vals)]
 
     def run(self, node: Node):
@@ -86,7 +87,7 @@ class SparkRelational:
         if not got:
             return
         r = got[0]
-        row = tuple(_restore(r[j], f.type) for j, f in enumerate(fields))
+        row = tuple(restore_value(r[j], f.type) for j, f in enumerate(fields))
         times = tuple(None if r[n + k] is None else int(r[n + k]) for k in range(len(rts.split(","))))
         for e in exprs:
             compile_expr(e)(row, times)      # raises the CalcError
@@ -243,14 +244,3 @@ class SparkRelational:
                 order.append(c.asc_nulls_first() if first else c.asc_nulls_last())
         df = self._renumber(df, *order, F.col("ix"))
         return df.drop(*[f"s{j}" for j in range(len(node.keys))])
-
-
-def _restore(v, t):
-    """An Arrow value as the engine's Python value (exact ints, floats for approximate types)."""
-    if v is None:
-        return None
-    if t.is_integer or t.name == "TIMESTAMP":
-        return int(v)
-    if t.is_approx:
-        return float(v)
-    return v
