@@ -482,3 +482,15 @@ def _warm_workers(spark) -> None:
     streamsql's stages) are up before the first micro-batch needs them (workers are reused)."""
     spark.range(1).mapInPandas(_warm, "id long").collect()
 
+
+
+def stop_session() -> None:
+    """Stop this process's Spark session (the shared engine's server does, as it stops)."""
+    global _session, _unclaimed
+    t = _prestart_thread
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        t.join()
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session, _unclaimed = None, False
