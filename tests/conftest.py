@@ -55,12 +55,33 @@ def spark():
     return get_session("local[2]", log_dir=ROOT / "test-output" / "spark-logs")
 
 
+#: the test session's shared engine, started in the background as soon as the tests are collected
+#: when any of them uses it (its JVM starts beside the first tests instead of in front of one)
+_session_engine = None
+
+
+def pytest_collection_finish(session):
+    global _session_engine
+    if any("engine" in getattr(item, "fixturenames", ()) for item in session.items):
+        from engine_support import SessionEngine
+        _session_engine = SessionEngine()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _session_engine is not None:
+        _session_engine.stop()
+
+
 @pytest.fixture(scope="session")
 def engine():
-    """The test session's shared engine (a Spark Connect server on 127.0.0.1), stopped at the end."""
-    from engine_support import running_engine
-    with running_engine() as info:
-        yield info
+    """The test session's shared engine (a Spark Connect server on 127.0.0.1), stopped at the end
+    of the session (even when a test fails). The notebooks' kernels, the JupyterLab kernels of the
+    browser tests and the command lines that need Spark run on it (``engine_support.env_for``)."""
+    global _session_engine
+    if _session_engine is None:
+        from engine_support import SessionEngine
+        _session_engine = SessionEngine()
+    return _session_engine.info()
 
 
 @pytest.fixture

@@ -17,8 +17,11 @@ NOTEBOOK = ROOT / "notebooks" / "09_bounds_and_sparks_watermark.ipynb"
 
 
 @pytest.fixture(scope="module")
-def lab09(tmp_path_factory):
-    yield from serve_lab(tmp_path_factory, NOTEBOOK)
+def lab09(tmp_path_factory, engine):
+    """JupyterLab with notebook 09, its kernel on the test session's shared engine (the
+    quickstart's test keeps Spark in the kernel, as a new user's first notebook has it)."""
+    from engine_support import env_for
+    yield from serve_lab(tmp_path_factory, NOTEBOOK, env=env_for(engine))
 
 
 def _run_all(page, lab, n_code: int, timeout: float) -> None:

@@ -28,15 +28,16 @@ def lab(tmp_path_factory):
     yield from serve_lab(tmp_path_factory, NOTEBOOK)
 
 
-def serve_lab(tmp_path_factory, notebook: Path):
-    """A JupyterLab server on 127.0.0.1 serving a copy of ``notebook`` (outputs cleared)."""
+def serve_lab(tmp_path_factory, notebook: Path, env: dict | None = None):
+    """A JupyterLab server on 127.0.0.1 serving a copy of ``notebook`` (outputs cleared); ``env``:
+    its kernels' environment (tests/engine_support.py's ``env_for``: on the shared engine)."""
     root = tmp_path_factory.mktemp("lab")
     nb = nbformat.read(notebook, as_version=4)
     for c in nb.cells:
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
     nbformat.write(nb, root / notebook.name)
-    with jupyterlab(root, tmp_path_factory.mktemp("jupyter")) as lab:
+    with jupyterlab(root, tmp_path_factory.mktemp("jupyter"), env=env) as lab:
         yield lab
 
 

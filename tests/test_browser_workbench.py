@@ -40,9 +40,11 @@ def _cells() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def lab(tmp_path_factory, engine):
+    """JupyterLab whose kernels run their queries on the test session's shared engine."""
+    from engine_support import env_for
     root = tmp_path_factory.mktemp("labwb")
-    with jupyterlab(root, tmp_path_factory.mktemp("jupyterwb")) as lab:
+    with jupyterlab(root, tmp_path_factory.mktemp("jupyterwb"), env=env_for(engine)) as lab:
         yield lab
 
 

@@ -10,8 +10,8 @@ SCEN = Path(__file__).resolve().parent.parent / "streamsql" / "scenarios"
 CLI = [sys.executable, "-m", "streamsql.engine.cli"]
 
 
-def cli(*args, timeout=300):
-    return subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+def cli(*args, timeout=300, env=None):
+    return subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_replay_prints_section_5_lines_local():
@@ -22,8 +22,9 @@ def test_replay_prints_section_5_lines_local():
     assert [l["step"] for l in lines if "bound" in l] == [2, 3, 5]
 
 
-def test_demo_prints_the_step_table_computed_by_spark():
-    r = cli("demo", timeout=600)
+def test_demo_prints_the_step_table_computed_by_spark(engine):
+    from engine_support import env_for
+    r = cli("demo", timeout=600, env=env_for(engine))       # Spark: the test session's shared engine
     assert r.returncode == 0, r.stderr
     table = r.stdout.split("\n\n")[-1]
     rows = [[c.strip() for c in l.split("|")] for l in table.strip().splitlines()]

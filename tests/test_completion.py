@@ -106,11 +106,13 @@ def test_python_cells_are_left_to_python(ip):
     assert "some_variable" in complete(ip, "some_var")
 
 
-def test_completion_through_a_real_kernel():
+def test_completion_through_a_real_kernel(engine):
     """JupyterLab asks the kernel (complete_request); ipykernel hands the whole cell and cursor to
-    IPython's completer, which runs the matcher."""
+    IPython's completer, which runs the matcher. (The kernel is on the test session's shared
+    engine: ``%load_ext`` opens a Connect session ahead instead of starting a JVM.)"""
     from jupyter_client.manager import start_new_kernel
-    km, kc = start_new_kernel(kernel_name="python3")
+    from engine_support import env_for
+    km, kc = start_new_kernel(kernel_name="python3", env=env_for(engine))
     try:
         for code in ("%load_ext streamsql", "%config StreamSql.engine = 'local'", DDL):
             reply = kc.execute_interactive(code, timeout=120)

@@ -110,13 +110,51 @@ def test_saved_notebooks_show_static_snapshots_without_a_kernel():
 WORKERS = int(os.environ.get("STREAMSQL_NBVAL_WORKERS", "2"))
 SLOW_FIRST = ("07_", "06_", "00_")
 
+#: The kernels of the other notebooks run their queries on the test session's shared engine
+#: (docs/engine.md): a Connect session each, instead of a JVM and a Spark session each. These keep
+#: Spark in the kernel's own process, the default when no engine is up:
+IN_PROCESS = {
+    "07_real_data_at_scale": "checks its replay against Spark batch queries on get_session(), the kernel's "
+                             "own classic session (a process that opened a Connect session cannot start one)",
+}
+#: The one line a kernel prints differently on the shared engine: where its Spark is (the stored
+#: outputs are the default's, Spark in the kernel). The expected outputs of a run on the engine are
+#: the stored ones with this line, and only it, replaced by the line naming the engine's port, so
+#: nbval still compares every output strictly, and a kernel that did not use the engine fails.
+IN_PROCESS_LINE = "starting Spark (local[*])…\n"
 
-def _nbval(path: Path, procs: list) -> subprocess.CompletedProcess:
+
+def engine_line(port: int) -> str:
+    return f"connecting to Spark (sc://localhost:{port})…\n"
+
+
+def on_engine(path: Path) -> bool:
+    return path.stem not in IN_PROCESS
+
+
+def expected_on_engine(path: Path, port: int, dest: Path) -> Path:
+    """A copy of notebook ``path`` in ``dest`` whose stored start-up line is the engine's."""
+    nb = nbformat.read(path, as_version=4)
+    n = 0
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream" and IN_PROCESS_LINE in o.text:
+                o.text = o.text.replace(IN_PROCESS_LINE, engine_line(port))
+                n += 1
+    assert n <= 1, f"{path.name}: {n} start-up lines (Spark starts once per kernel)"
+    dest.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dest / path.name)
+    return dest / path.name
+
+
+def _nbval(path: Path, procs: list, env: dict | None = None) -> subprocess.CompletedProcess:
     # one notebook per run, each in its own kernel (nbval starts one per file), each bounded: a
     # notebook that hangs fails on its own cell within minutes, naming itself
     p = subprocess.Popen([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
-                          "--nbval-cell-timeout", "600", "--rootdir", str(ROOT), "-o", "addopts="],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                          "--nbval-cell-timeout", "600", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+                          "-o", "addopts="],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=env)
     procs.append(p)
     try:
         out, err = p.communicate(timeout=1200)
@@ -128,18 +166,30 @@ def _nbval(path: Path, procs: list) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def nbval_runs(request):
+def nbval_runs(request, tmp_path_factory):
     """The selected notebooks' nbval runs, started together (``WORKERS`` at a time) as soon as
-    the first of their tests runs; each test then waits for its own."""
+    the first of their tests runs; each test then waits for its own. Those on the shared engine
+    run a copy whose expected start-up line names the engine (:func:`expected_on_engine`)."""
     wanted = [item.callspec.params["path"] for item in request.session.items
               if getattr(item, "originalname", "") == "test_notebook_passes_nbval_strict"]
     wanted.sort(key=lambda p: next((i for i, s in enumerate(SLOW_FIRST) if p.name.startswith(s)), len(SLOW_FIRST)))
+    runs_on = {}
+    if any(on_engine(p) for p in wanted):
+        from engine_support import env_for
+        engine = request.getfixturevalue("engine")
+        copies = tmp_path_factory.mktemp("nbval-on-engine")
+        for p in wanted:
+            if on_engine(p):
+                runs_on[p] = (expected_on_engine(p, engine.port, copies / p.stem), env_for(engine))
     procs: list = []
     pool = ThreadPoolExecutor(max(1, WORKERS), thread_name_prefix="nbval")
-    runs = {p: pool.submit(_nbval, p, procs) for p in wanted}
+    runs = {}
+    for p in wanted:
+        notebook, env = runs_on.get(p, (p, None))
+        runs[p] = pool.submit(_nbval, notebook, procs, env)
     yield runs
     pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:            # only the runs this fixture started, each with its kernel and Spark
+    for p in procs:            # only the runs this fixture started, each with its kernel (and Spark)
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()

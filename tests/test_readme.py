@@ -10,6 +10,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from engine_support import env_for
+
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
@@ -35,12 +37,12 @@ print("README checks passed")
 """
 
 
-def test_readme_blocks_run_in_order_in_a_kernel(tmp_path):
+def test_readme_blocks_run_in_order_in_a_kernel(tmp_path, engine):
     blocks = readme_blocks()
     assert len(blocks) >= 3 and any(b.startswith("%%streamsql") for b in blocks)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(b) for b in blocks + [CHECKS]])
     NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, record_timing=False,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=env_for(engine))   # on the shared engine
     for block, cell in zip(blocks + [CHECKS], nb.cells):
         errors = [o for o in cell.outputs if o.output_type == "error"]
         stderr = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr")

