@@ -15,7 +15,7 @@ import pytest
 
 from streamsql.engine import time as T
 from streamsql.engine.cli import read_events
-from streamsql.engine.trace import format_table, step_table
+from streamsql.engine.steps import format_table, step_table
 from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, Timeline, WorkbenchView, held_rows,
                                query_step_table, timeline_chart, timeline_records, workbench)
 from streamsql.widgets import vega

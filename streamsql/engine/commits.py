@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 from .catalog import ERROR_STREAM, Event, LogEntry, Outcome
 from .errors import WorkspaceError
 from .log import entries_table, read_feeds
-from .trace import event_record
+from .steps import event_record
 from .workspace import read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
-from ..engine.trace import event_text
+from ..engine.steps import event_text
 from .form import ClickForm
 from .hooks import LiveView, caught_up, settle
 from .live import query_key

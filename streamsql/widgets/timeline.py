@@ -21,7 +21,7 @@ import numpy as np
 from ..engine import time as T
 from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from .openstate import agg_node, aggregate_nodes, partials_text
-from ..engine.runtime.tracing import clock_targets
+from ..engine.runtime.trace_records import clock_targets
 from ..engine.types import format_value
 from .hooks import LiveView
 from .live import query_key, settled, snapshot

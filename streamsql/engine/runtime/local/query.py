@@ -24,7 +24,7 @@ from ...operators.release import limit, output_clock, release_arrival, release_o
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..records import OutputRow, ReleasedBatch
-from ..tracing import TRACE_HELD, StepTrace, operator_trace
+from ..trace_records import TRACE_HELD, StepTrace, operator_trace
 from ...operators.union import UnionOp
 from ..plans import make_operator, normalize, post_order, stream_inputs
 

@@ -31,7 +31,7 @@ from .failures import take_failures
 from .frames import EV_ERROR, EV_META, EV_ROW, error_order, origins, read_error, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
-from .trace import input_trace, sink_trace
+from .trace_assembly import input_trace, sink_trace
 from .source import EV_TIMELINE
 from .statecodec import StateFileError, dumps as dump_state, loads as load_state
 
@@ -57,7 +57,7 @@ class SinkBatch:
     rows: pa.Table            # step, rowtime, v0..
     bounds: tuple             # (steps, output bound after each) where it changed
     errors: list = field(default_factory=list)   # (input stream, OperatorError), in step order
-    trace: object = None      # the trace window's step records (trace.TraceSegment), or None
+    trace: object = None      # the trace window's step records (trace_assembly.TraceSegment), or None
     batch_id: int = -1        # Spark's micro-batch id
 
 
@@ -66,7 +66,7 @@ class Sink:
                  assembler=None, index: int = 0, upstream_fields: dict | None = None,
                  merged_fields: list | None = None, failures=None):
         """``upstream`` maps a stage index to ``(operator, number of buckets)``; ``assembler``
-        (trace.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
+        (trace_assembly.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
         self.assembler = assembler
         self.failures = failures
         self.index = index

@@ -19,7 +19,7 @@ from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
 from .precombine import Partial, PrecombinedAggregate
 from .statecodec import dumps as dump_state, loads as load_state
-from .trace import bucket_trace, input_trace
+from .trace_assembly import bucket_trace, input_trace
 from .wire import pack, unpack
 
 
@@ -39,7 +39,7 @@ class StageSpec:
     position: int = 0          # the operator's place in the plan's post-order (its errors' order)
     failures: Failures = None  # resolves rows a leaf's WHERE/projections cannot compute
     query_name: str = ""       # what calculator error messages start with
-    trace: bool = False        # report what the trace needs (trace.py)
+    trace: bool = False        # report what the trace needs (trace_assembly.py)
     upstream_fields: dict = None  # stage index -> its output fields (values rows of it carry)
 
 
