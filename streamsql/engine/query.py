@@ -14,7 +14,7 @@ import pyarrow as pa
 from . import time as T
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
-from .runtime.records import OutputRow, ReleasedBatch
+from .runtime.released import OutputRow, ReleasedBatch
 from .runtime.trace_records import TraceHistory
 from .types import arrow_type, to_json_value
 

@@ -8,7 +8,7 @@ from typing import Callable
 
 from .. import time as T
 from ..catalog import ERROR_STREAM
-from ..runtime.records import OutputRow
+from ..runtime.released import OutputRow
 from ..steps import replay_lines
 from .closure import closure, ddl
 from .errors import SaveError
