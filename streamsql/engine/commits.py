@@ -161,7 +161,7 @@ class Commits:
         the error stream in an error-only commit: no new step; each row keeps the step that
         refused it (its ``STEP`` and its place in the stream log). ``batch``: the runtime's number
         for this delivery, recorded in the same commit
-        (:meth:`~streamsql.engine.queries.QueryLifecycle.errors_committed_through`), so that a
+        (:meth:`~streamsql.engine.lifecycle.QueryLifecycle.errors_committed_through`), so that a
         resumed query commits again exactly the deliveries a crash cut off."""
         wb = self.wb
         with wb.lock:

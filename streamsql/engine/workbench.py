@@ -9,7 +9,7 @@ The class is a facade: it opens, holds and closes the workspace's parts and keep
 API in one place; the logic lives in modules named for what they hold: running statements
 (:mod:`~streamsql.engine.statements`), the commit path (:mod:`~streamsql.engine.commits`,
 ``wb.commits``: appends, bulk loads, error-only commits, undo), the queries' lifecycle
-(:mod:`~streamsql.engine.queries`, ``wb.lifecycle``), pumps (:mod:`~streamsql.engine.pumps`),
+(:mod:`~streamsql.engine.lifecycle`, ``wb.lifecycle``), pumps (:mod:`~streamsql.engine.pumps`),
 bulk loads' column-wise checks (:mod:`~streamsql.engine.bulk`) and the per-event trace
 (:mod:`~streamsql.engine.steps`).
 """
@@ -31,12 +31,12 @@ from . import lateness, statements
 from . import time as T
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
+from .continuous_query import ContinuousQuery, LoadResult, Result
 from .errors import EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError, one_line
 from .journal import Journal
+from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
-from .queries import QueryLifecycle
-from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
 from .steps import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes

@@ -351,7 +351,7 @@ def workbench(query=None, *, scenario: str | Path | None = None, engine: str = "
 def resolve_query(query):
     """A :class:`ContinuousQuery`, or the query of that name in this session (the magics'
     workbench), matched like SQL names; a clear error for anything else."""
-    from ..engine.query import ContinuousQuery
+    from ..engine.continuous_query import ContinuousQuery
     if isinstance(query, ContinuousQuery):
         return query
     if query is None:
