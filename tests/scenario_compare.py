@@ -1,5 +1,5 @@
 """Replay output against a scenario's expected lines, by the replay format's comparison
-(:func:`streamsql.engine.trace.lines_agree`: keys case-insensitive, numbers with a relative
+(:func:`streamsql.engine.steps.lines_agree`: keys case-insensitive, numbers with a relative
 tolerance, timestamps as instants). The tests import it; run as a script it replays scenarios
 through a command line and compares (``scripts/scenario_acceptance.sh``):
 
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from streamsql.engine.trace import lines_agree
+from streamsql.engine.steps import lines_agree
 
 
 def load(base: Path) -> tuple[str, Path, list[dict]]:
@@ -26,7 +26,7 @@ def load(base: Path) -> tuple[str, Path, list[dict]]:
 
 
 def mismatch(got: list[dict], expected: list[dict]) -> str | None:
-    """None when they agree (the engine's own rule: ``streamsql.engine.trace.lines_agree``);
+    """None when they agree (the engine's own rule: ``streamsql.engine.steps.lines_agree``);
     otherwise a readable diff."""
     if lines_agree(got, expected):
         return None

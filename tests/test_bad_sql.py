@@ -21,7 +21,7 @@ from scenario_compare import load, mismatch
 from sql_corpus import JUNK, mutations, scripts
 from streamsql.engine.cli import read_events
 from streamsql.engine.errors import EventError, LateRowError, SqlError
-from streamsql.engine.trace import replay_lines
+from streamsql.engine.steps import replay_lines
 from streamsql.engine.workbench import Workbench
 from test_sql_robustness import TOKENS
 

@@ -57,12 +57,12 @@ CALC = {"step": 1, "calc_error": {"rowtime": "2006-10-10 10:00:00", "name": "DIV
     ([], False),
 ])
 def test_replay_lines_compare_as_the_replay_format_says(got, agrees):
-    from streamsql.engine.trace import lines_agree
+    from streamsql.engine.steps import lines_agree
     assert lines_agree(got, [ROW]) is agrees
 
 
 def test_a_calc_error_line_may_say_more_but_not_less():
-    from streamsql.engine.trace import lines_agree
+    from streamsql.engine.steps import lines_agree
     more = {"step": 1, "calc_error": {**CALC["calc_error"], "stream": "S", "message": "Query q1: ..."}}
     assert lines_agree([more], [CALC])
     assert not lines_agree([CALC], [more])

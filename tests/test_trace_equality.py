@@ -23,7 +23,7 @@ import streamsql
 from streamsql.engine.catalog import ERROR_STREAM
 from streamsql.engine.cli import read_events
 from streamsql.engine.log import entry_schema
-from streamsql.engine.runtime.local import query as local_query
+from streamsql.engine.runtime.local import stepper as local_query
 from conftest import ALL_SCENARIOS
 from test_aggregate_support import MINUTE, event_strategy, flush, start_queries, ts
 

@@ -15,8 +15,8 @@ import pytest
 
 from streamsql.engine import time as T
 from streamsql.engine.cli import read_events
-from streamsql.engine.trace import format_table, step_table
-from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, Timeline, WorkbenchView, held_rows,
+from streamsql.engine.steps import format_table, step_table
+from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, TimelineView, WorkbenchView, held_rows,
                                query_step_table, timeline_chart, timeline_records, workbench)
 from streamsql.widgets import vega
 from streamsql.widgets.hooks import REDRAWER
@@ -32,7 +32,7 @@ def ms(text: str) -> int:
 
 def records(q, what: str) -> list[dict]:
     """The chart's data rows of one kind, from the Altair spec itself."""
-    spec = vega.spec_of(Timeline(q).chart())
+    spec = vega.spec_of(TimelineView(q).chart())
     return [r for r in spec["data"]["values"] if r["what"] == what]
 
 

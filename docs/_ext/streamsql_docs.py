@@ -132,7 +132,7 @@ class Replay:
         self.query.wait()
 
     def step_table(self) -> list[list[str]]:
-        from streamsql.engine.trace import step_table
+        from streamsql.engine.steps import step_table
         streams = [self.names.get(s, s) for s in self.query.plan.streams]
         for o in self.outcomes:
             o.event.stream = self.names.get(o.event.stream, o.event.stream)
@@ -142,12 +142,12 @@ class Replay:
         return step_table(self.query, self.outcomes, self.first, streams)
 
     def lines(self, bounds: bool) -> list[dict]:
-        from streamsql.engine.trace import replay_lines
+        from streamsql.engine.steps import replay_lines
         return replay_lines(self.query, self.outcomes, self.first, bounds=bounds, stream_names=self.names)
 
     def mismatch(self) -> str | None:
         """Where the replay disagrees with the scenario's expected output (None: it agrees)."""
-        from streamsql.engine.trace import lines_agree
+        from streamsql.engine.steps import lines_agree
         path = Path(str(self.base) + ".expected.jsonl")
         if not path.exists():
             return None

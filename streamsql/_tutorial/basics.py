@@ -21,7 +21,7 @@ from ..engine.errors import StreamSqlError
 from ..engine.expr import Call, Rowtime
 from ..engine.operators.timekey import TimeKey
 from ..engine.sql import split_script
-from ..engine.trace import comparable, event_text, replay_lines
+from ..engine.steps import comparable, event_text, replay_lines
 from ..engine.types import TIMESTAMP, format_value
 # the scenario files, text tables and times, shared with the later tutorials
 from .common import Text, _hm, _rel, _table, expected_lines, run_local, scenario_dir, scenario_events, scenario_path, \

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
 from ..engine.operators.describe import JoinState
-from ..engine.trace import comparable, replay_lines
+from ..engine.steps import comparable, replay_lines
 from ..engine.types import format_value
 # the scenario files, tables and times as the earlier tutorials read and print them
 from .common import (Beside, Text, Verdict, _as_int, _blank, _hm, _rel, _say, _table, digest, expected_lines, run_local,

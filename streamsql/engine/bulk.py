@@ -122,7 +122,7 @@ def check_load(wb, streams, data, rowtime: str) -> CheckedLoad:
 def apply_load(wb, checked: CheckedLoad, chunk: int, progress) -> tuple:
     """The writes of a checked load. Returns ``(LoadResult, feeds)``; the caller writes HEAD and
     tells the runtime (after the catalog commit here), or undoes the load if this fails."""
-    from .query import LoadResult
+    from .continuous_query import LoadResult
     table, names, rt, is_bound = checked.table, checked.names, checked.rt, checked.is_bound
     errors, error_data, n = checked.errors, checked.error_data, table.num_rows
     c = wb.catalog

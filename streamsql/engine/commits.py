@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 from .catalog import ERROR_STREAM, Event, LogEntry, Outcome
 from .errors import WorkspaceError
 from .log import entries_table, read_feeds
-from .trace import event_record
+from .steps import event_record
 from .workspace import read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")
@@ -161,7 +161,7 @@ class Commits:
         the error stream in an error-only commit: no new step; each row keeps the step that
         refused it (its ``STEP`` and its place in the stream log). ``batch``: the runtime's number
         for this delivery, recorded in the same commit
-        (:meth:`~streamsql.engine.queries.QueryLifecycle.errors_committed_through`), so that a
+        (:meth:`~streamsql.engine.lifecycle.QueryLifecycle.errors_committed_through`), so that a
         resumed query commits again exactly the deliveries a crash cut off."""
         wb = self.wb
         with wb.lock:

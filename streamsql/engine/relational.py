@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .continuous_query import Result
 from .errors import SqlError
 from .operators.timekey import TimeKey, resolve_time_expr, try_time_key
 from .plan import Aggregate, Field, HistoryScan, Node, Query, SelectStatement, TableScan, Values
-from .query import Result
 from .types import ROWTIME_TYPE, to_json_value
 
 Row = tuple  # (rowtime or None, values tuple)

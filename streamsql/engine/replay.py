@@ -7,7 +7,7 @@ import json
 
 from .catalog import Event
 from .errors import SqlError, StreamSqlError
-from .trace import format_table, replay_lines, step_table
+from .steps import format_table, replay_lines, step_table
 
 
 def replay_into(wb, sql_text: str, events: list[Event], *, bounds: bool = False, fmt: str = "jsonl",

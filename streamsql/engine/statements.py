@@ -9,13 +9,13 @@ the script, also the errors the catalog raises, which know no SQL.
 from __future__ import annotations
 
 from .catalog import Event
+from .continuous_query import Result
 from .errors import BadNameError, EventError, LateRowError, SqlError
 from .expr import CalcError, compile_expr
 from .foreign import check_options, stamp_rowtime_columns
 from .paths import check_path_name, check_sql_name
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, SelectStatement, Statement)
-from .query import Result
 
 
 def execute(wb, sql: str, name: str | None = None, replace: bool = False) -> list[Result]:

@@ -12,7 +12,7 @@ from .native import Comparison, NativeStep, compare, delay_text, native_events, 
 
 
 class NativeTwin:
-    """The native twin of a :class:`~streamsql.engine.query.ContinuousQuery`."""
+    """The native twin of a :class:`~streamsql.engine.continuous_query.ContinuousQuery`."""
 
     def __init__(self, wb, q, delay):
         self.wb = wb

@@ -9,9 +9,9 @@ The class is a facade: it opens, holds and closes the workspace's parts and keep
 API in one place; the logic lives in modules named for what they hold: running statements
 (:mod:`~streamsql.engine.statements`), the commit path (:mod:`~streamsql.engine.commits`,
 ``wb.commits``: appends, bulk loads, error-only commits, undo), the queries' lifecycle
-(:mod:`~streamsql.engine.queries`, ``wb.lifecycle``), pumps (:mod:`~streamsql.engine.pumps`),
+(:mod:`~streamsql.engine.lifecycle`, ``wb.lifecycle``), pumps (:mod:`~streamsql.engine.pumps`),
 bulk loads' column-wise checks (:mod:`~streamsql.engine.bulk`) and the per-event trace
-(:mod:`~streamsql.engine.trace`).
+(:mod:`~streamsql.engine.steps`).
 """
 from __future__ import annotations
 
@@ -31,15 +31,15 @@ from . import lateness, statements
 from . import time as T
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
+from .continuous_query import ContinuousQuery, LoadResult, Result
 from .errors import EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError, one_line
 from .journal import Journal
+from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
-from .queries import QueryLifecycle
-from .query import ContinuousQuery, LoadResult, Result
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
-from .trace import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes
+from .steps import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes
 from .workspace import CATALOG_VERSION, read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")
@@ -298,7 +298,7 @@ class Workbench:
         """Remove a callback added with :meth:`on_inject`."""
         self.commits.off_inject(f)
 
-    # ------------------------------------------------------------------ the per-event trace (trace.py)
+    # ------------------------------------------------------------------ the per-event trace (steps.py)
 
     def traced_events(self, after: int = 0, streams=None, last: int | None = None) -> list[dict]:
         """The per-event records (``event_trace``'s form) of the events after step ``after`` on

@@ -70,7 +70,7 @@ def stop_and_say(q) -> None:
 
 def run(magic, words: list[str], args):
     """Run sub-command ``words[0]`` with the rest of ``words`` and the parsed options."""
-    from ..widgets import QueryView, ScenarioView, ScenarioPlayer, StepScrubber, StepTable, Timeline, WorkbenchView
+    from ..widgets import QueryView, ScenarioView, ScenarioPlayer, StepScrubber, StepTable, TimelineView, WorkbenchView
     from ..widgets.hooks import settle
     from .explain import logical_plan, spark_plan
     from .listing import queries_listing, streams_listing
@@ -124,7 +124,7 @@ def run(magic, words: list[str], args):
     if cmd == "steps":
         return StepTable(q, scrubber=StepScrubber(q))
     if cmd == "timeline":
-        return Timeline(q, scrubber=StepScrubber(q))
+        return TimelineView(q, scrubber=StepScrubber(q))
     if cmd == "native":
         from ..widgets.native import NativeView
         return NativeView(wb.native_twin(q, args.delay or "0 seconds"))

@@ -91,41 +91,41 @@ class Names:
 
 
 def _spell(name: str, spelled: dict[str, str]) -> str:
-    from ..engine.record import sql_name
+    from ..engine.sql.spelling import sql_name
     return sql_name(name, spelled)
 
 
 def _view_columns(catalog, view_key: str) -> list[str]:
-    from ..engine.record import _words
+    from ..engine.sql.spelling import written_names
     from ..engine.sql import analyze
     for n, v in list(catalog.views.items()):
-        if _spell(n, _words(v.sql)) == view_key:
+        if _spell(n, written_names(v.sql)) == view_key:
             try:
                 q = analyze(v.body_sql, catalog).query
             except Exception:   # a view over something dropped since
                 return []
             cols = v.column_names or [f.name for f in q.columns]
-            sp = _words(v.sql + " " + v.body_sql)
+            sp = written_names(v.sql + " " + v.body_sql)
             return (["ROWTIME"] if q.is_stream else []) + [_spell(c, sp) for c in cols]
     return []
 
 
 def names_of(wb) -> Names:
     """A snapshot of the workbench's names (``wb`` None: none)."""
-    from ..engine.record import _words
+    from ..engine.sql.spelling import written_names
     out = Names()
     if wb is None:
         return out
     c = wb.catalog
     out.catalog = c
     for n, d in list(c.streams.items()):
-        sp = _words(d.sql)
+        sp = written_names(d.sql)
         out.streams[_spell(n, sp)] = [_spell(f.name, sp) for f in d.fields]
     for n, d in list(c.tables.items()):
-        sp = _words(d.sql)
+        sp = written_names(d.sql)
         out.tables[_spell(n, sp)] = [_spell(f.name, sp) for f in d.fields]
     for n, d in list(c.views.items()):
-        out.views[_spell(n, _words(d.sql))] = None          # columns on demand (an analysis)
+        out.views[_spell(n, written_names(d.sql))] = None          # columns on demand (an analysis)
     out.pumps = [_spell(p, {}) for p in c.pumps]
     out.queries = list(wb.queries)
     return out
@@ -274,13 +274,13 @@ def _subquery_columns(toks: list[Tok], open_i: int, close_i: int, names: Names) 
     if names.catalog is None or close_i >= len(toks):
         return []
     from ..engine.sql import analyze
-    from ..engine.record import _words
+    from ..engine.sql.spelling import written_names
     text = " ".join(t.text for t in toks[open_i + 1:close_i])
     try:
         q = analyze(text, names.catalog).query
     except Exception:
         return []
-    sp = _words(text)
+    sp = written_names(text)
     return (["ROWTIME"] if q.is_stream else []) + [_spell(f.name, sp) for f in q.columns]
 
 

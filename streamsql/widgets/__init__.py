@@ -15,9 +15,12 @@ from .scrubber import StepScrubber, StepState
 from .startup import StartupView
 from .openstate import held_rows
 from .steps import StepTable, query_step_table
-from .timeline import Timeline, timeline_chart, timeline_records
+from .timeline import TimelineView, timeline_chart, timeline_records
 from .vega import enable_altair
 
+#: the old name of :class:`TimelineView`, kept for notebooks that use it
+Timeline = TimelineView
+
 __all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
-           "StepTable", "Timeline", "timeline_chart", "timeline_records", "query_step_table", "held_rows",
-           "enable_altair", "StartupView", "StepScrubber", "StepState"]
+           "StepTable", "TimelineView", "Timeline", "timeline_chart", "timeline_records", "query_step_table",
+           "held_rows", "enable_altair", "StartupView", "StepScrubber", "StepState"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
-from ..engine.trace import event_text
+from ..engine.steps import event_text
 from .form import ClickForm
 from .hooks import LiveView, caught_up, settle
 from .live import query_key
@@ -17,7 +17,7 @@ from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
 from .scrubber import StepScrubber
 from .steps import StepTable
-from .timeline import Timeline, timeline_summary
+from .timeline import TimelineView, timeline_summary
 from . import vega
 
 
@@ -68,7 +68,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
                 d = self.wb.catalog.streams.get(s)
                 if d is not None and not d.system:          # the error stream is written by the engine
                     self.injectors[s] = Injector(self.wb, s)
-        self.timeline = Timeline(q, width=TIMELINE_WIDTH)
+        self.timeline = TimelineView(q, width=TIMELINE_WIDTH)
         self.steps = StepTable(q, limit=steps_limit, player=player,
                                base=player.base if player is not None else 0)
         # back through the steps (interactive only: the snapshot and the text show the present)
@@ -351,7 +351,7 @@ def workbench(query=None, *, scenario: str | Path | None = None, engine: str = "
 def resolve_query(query):
     """A :class:`ContinuousQuery`, or the query of that name in this session (the magics'
     workbench), matched like SQL names; a clear error for anything else."""
-    from ..engine.query import ContinuousQuery
+    from ..engine.continuous_query import ContinuousQuery
     if isinstance(query, ContinuousQuery):
         return query
     if query is None:

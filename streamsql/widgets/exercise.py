@@ -14,7 +14,7 @@ import ipywidgets as widgets
 from ..engine import time as T
 from ..engine.errors import StreamSqlError
 from ..engine.types import format_value
-from ..engine.trace import event_text
+from ..engine.steps import event_text
 from .render import html_lines, html_table, text_table
 from .scenario import Scenario, ScenarioPlayer
 from .form import ClickForm

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import ipywidgets as widgets
 
-from ..engine.trace import BoundLines, steps
+from ..engine.steps import BoundLines, steps
 from ..engine.types import format_value
 from .hooks import LiveView
 from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows

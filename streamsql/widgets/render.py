@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from ..engine import time as T
-from ..engine.trace import format_table
+from ..engine.steps import format_table
 
 #: inline style shared by every table (no <style> blocks with generated class names)
 _TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..engine.catalog import Event
 from ..engine.events import EventsFileError, read_events
 from ..engine.errors import SqlError, StreamSqlError
-from ..engine.trace import comparable, replay_lines, step_table
+from ..engine.steps import comparable, replay_lines, step_table
 from .live import snapshot
 
 EVENTS = ".events.jsonl"

@@ -9,7 +9,7 @@ import bisect
 import html
 import ipywidgets as widgets
 
-from ..engine.trace import describe_event
+from ..engine.steps import describe_event
 from ..engine.types import format_value
 from .hooks import LiveView
 from .live import bound_at, snapshot

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..engine.catalog import Event, Outcome
-from ..engine.trace import step_table
+from ..engine.steps import step_table
 from .hooks import LiveView
 from .live import query_key, settled, snapshot
 from .openstate import HELD_HEADER, held_count, held_table

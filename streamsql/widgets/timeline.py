@@ -10,7 +10,7 @@ rows are drawn binned. Rows refused for a calculator error are marked like late 
 their stream's lane, with the message in the tooltip.
 
 :func:`timeline_records` is the data (plain dicts, also what tests check); :func:`timeline_chart`
-draws it with Altair; :class:`Timeline` keeps the drawing current as the query runs."""
+draws it with Altair; :class:`TimelineView` keeps the drawing current as the query runs."""
 from __future__ import annotations
 
 import altair as alt
@@ -21,7 +21,7 @@ import numpy as np
 from ..engine import time as T
 from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from .openstate import agg_node, aggregate_nodes, partials_text
-from ..engine.runtime.tracing import clock_targets
+from ..engine.runtime.trace_records import clock_targets
 from ..engine.types import format_value
 from .hooks import LiveView
 from .live import query_key, settled, snapshot
@@ -546,7 +546,7 @@ def timeline_summary(q) -> str:
     return f"Timeline of query {q.name} (lanes: {', '.join(lanes)}): {shown or 'nothing yet'}"
 
 
-class Timeline(LiveView, StaticMixin, widgets.VBox):
+class TimelineView(LiveView, StaticMixin, widgets.VBox):
     """The timeline chart of a query, live: the chart is drawn once in the browser
     (a ``VegaView`` of ``streamsql.widgets.vega``) and then given new data as the query runs,
     so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""

@@ -1,10 +1,10 @@
 """What an operator holds and why its frontier is where it is, as typed records for the trace.
 
-The trace (``runtime/tracing.py``) shows, for every operator after every step, its state (open
+The trace (``runtime/trace_records.py``) shows, for every operator after every step, its state (open
 groups with their aggregates so far, OVER partitions, the rows a join keeps, ORDER BY groups,
 the T-sort's bound) and, for a row held by rule 2 of the release rule, *why* the operator could
 still produce an earlier row. Both are data here; the words are made in one place
-(:func:`streamsql.engine.runtime.tracing.describe_reason`).
+(:func:`streamsql.engine.runtime.trace_records.describe_reason`).
 
 An operator hands its state over in two steps so that the Spark runtime, which spreads an
 operator over key buckets, gets the same record as the local runtime:

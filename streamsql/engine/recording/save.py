@@ -8,8 +8,8 @@ from typing import Callable
 
 from .. import time as T
 from ..catalog import ERROR_STREAM
-from ..runtime.records import OutputRow
-from ..trace import replay_lines
+from ..runtime.released import OutputRow
+from ..steps import replay_lines
 from .closure import closure, ddl
 from .errors import SaveError
 from .events import EventLines, state_at

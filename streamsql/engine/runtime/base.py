@@ -28,7 +28,7 @@ class Runtime(ABC):
 
     @abstractmethod
     def start(self, q, resume: bool = False) -> None:
-        """Start ``q`` (a :class:`~streamsql.engine.query.ContinuousQuery`); with ``resume``,
+        """Start ``q`` (a :class:`~streamsql.engine.continuous_query.ContinuousQuery`); with ``resume``,
         carry on from what the workspace kept of it."""
 
     @abstractmethod

@@ -25,7 +25,7 @@ def make_runtime(engine: str, wb) -> Runtime:
 def in_process_query(query, tables: dict, clocks: dict):
     """A query stepped in this process, event by event, inside the step that drives it (what a
     pump runs, whatever engine the workbench's queries run on): the local runtime's query."""
-    from .local.query import LocalQuery
+    from .local.stepper import LocalQuery
     return LocalQuery(query, tables, clocks)
 
 

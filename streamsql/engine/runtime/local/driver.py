@@ -4,7 +4,7 @@ from its start, which rebuilds the same state and the same output."""
 from __future__ import annotations
 
 from ..base import Runtime
-from .query import LocalQuery
+from .stepper import LocalQuery
 
 
 def replayed(wb, q, head: int) -> LocalQuery:

@@ -133,13 +133,13 @@ def is_failure(blob: bytes) -> bool:
 
 def failure_blob(f: Failure) -> bytes:
     """A resolved failure, as the blob of the row while it waits in its stage input."""
-    from .trace import enc
+    from .trace_assembly import enc
     return json.dumps({**f.error.to_json(), "when": f.when, "order": f.order, "rt": f.rt, "vals": enc(f.row)},
                       separators=(",", ":")).encode()
 
 
 def read_failure(blob: bytes) -> Failure:
-    from .trace import dec
+    from .trace_assembly import dec
     d = json.loads(bytes(blob).decode())
     return Failure(OperatorError.from_json(d), int(d["when"]), int(d["order"]), int(d["rt"]), dec(d["vals"]))
 

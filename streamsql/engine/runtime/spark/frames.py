@@ -32,9 +32,6 @@ from .source import NO_TRACE, unpack_timeline
 from .timeline import Timeline, union_points
 from .wire import restore_value, unpack
 
-#: the frame codes by their former names (``FrameCode`` is the one definition)
-EV_ROW, EV_META, EV_ERROR = FrameCode.ROW, FrameCode.REPORT, FrameCode.ERROR
-
 
 def error_blob(stream: str | None, err, order: int = 0) -> bytes:
     """An operator error as the ``blob`` of an ``ev`` 4 row (``stream``: its STREAM_NAME when the

@@ -182,7 +182,7 @@ def run_rows_batched(op: Operator, st: BucketState, rows: pd.DataFrame, tl: Time
     the loop then starts at ``until`` by itself (the operator's wake-ups lie past the clocks it
     has seen). Nothing is done (0 rows) for other operators, with rows held, or when no row comes
     before ``until``."""
-    from ...operators.window_batch import RowBatch
+    from ...operators.rowbatch import RowBatch
     if not hasattr(op, "on_rows_values") or st.held or op.n_params or op.n_inputs != 1:
         return [], [], 0, []
     rel = rows["rel"].to_numpy().astype(np.int64) if len(rows) else np.zeros(0, np.int64)

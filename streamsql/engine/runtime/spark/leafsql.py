@@ -8,7 +8,7 @@ failure (:mod:`.failures`). With the trace on, a stage-fed leaf keeps the rows i
 (``drop`` 1: its upstream operator holds them until it lets them go) and every leaf the rows the
 post-merge WHERE drops (``drop`` 2: the merge holds them too); ``u<y>_<j>`` carry an upstream
 operator's own output values and ``m<i>_<j>`` a merge's (before the post-merge chain), the
-values those operators hold (:mod:`.trace`).
+values those operators hold (:mod:`.trace_assembly`).
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from .source import NAME, stream_prefix
 from .sqlgen import SparkSql, quote_ident
 from .sqltext import spark_type_ddl
 from .stage import StageSpec, make_processor
-from .trace import TraceAssembler
+from .trace_assembly import TraceAssembler
 
 
 def partition_exprs(node) -> list[list[Expr]]:

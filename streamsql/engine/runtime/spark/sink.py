@@ -28,11 +28,11 @@ from ...log import atomic_write
 from ...plan import Field
 from ...types import arrow_type
 from .failures import take_failures
-from .frames import EV_ERROR, EV_META, EV_ROW, error_order, origins, read_error, value_col
+from .framecode import FrameCode
+from .frames import error_order, origins, read_error, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
-from .trace import input_trace, sink_trace
-from .source import EV_TIMELINE
+from .trace_assembly import input_trace, sink_trace
 from .statecodec import StateFileError, dumps as dump_state, loads as load_state
 
 
@@ -57,7 +57,7 @@ class SinkBatch:
     rows: pa.Table            # step, rowtime, v0..
     bounds: tuple             # (steps, output bound after each) where it changed
     errors: list = field(default_factory=list)   # (input stream, OperatorError), in step order
-    trace: object = None      # the trace window's step records (trace.TraceSegment), or None
+    trace: object = None      # the trace window's step records (trace_assembly.TraceSegment), or None
     batch_id: int = -1        # Spark's micro-batch id
 
 
@@ -66,7 +66,7 @@ class Sink:
                  assembler=None, index: int = 0, upstream_fields: dict | None = None,
                  merged_fields: list | None = None, failures=None):
         """``upstream`` maps a stage index to ``(operator, number of buckets)``; ``assembler``
-        (trace.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
+        (trace_assembly.TraceAssembler) turns what the stages report into the trace (None: no trace)."""
         self.assembler = assembler
         self.failures = failures
         self.index = index
@@ -181,30 +181,30 @@ class Sink:
         if batch_id <= self.batch_id:
             return None
         ev = t.column("ev").to_numpy(zero_copy_only=False)
-        other = np.nonzero(ev != EV_ROW)[0]
+        other = np.nonzero(ev != FrameCode.ROW)[0]
         tls, metas, errs = [], [], []
         leaf_fail = False
         if len(other):
             sel = t.take(pa.array(other))
             for e, b, u, q in zip(sel.column("ev").to_pylist(), sel.column("blob").to_pylist(),
                                   sel.column("up").to_pylist(), sel.column("seq").to_pylist()):
-                if e == EV_TIMELINE:
+                if e == FrameCode.TIMELINE:
                     tls.append(b)
-                elif e == EV_META:
+                elif e == FrameCode.REPORT:
                     metas.append((u, b))
-                elif e == EV_ERROR and u == -1:
+                elif e == FrameCode.ERROR and u == -1:
                     leaf_fail = True      # a row a leaf could not compute: it waits like a row
-                elif e == EV_ERROR:
+                elif e == FrameCode.ERROR:
                     errs.append((q, bytes(b)))
         orig, info = origins(tls, metas, self.upstream, self.frontiers, self.assembler is not None)
         end = info.end
         tracing = self.assembler is not None and info.steps is not None and len(info.steps) > 0
         if leaf_fail:
             up = t.column("up")
-            rows = t.filter(pc.or_(pc.equal(t.column("ev"), EV_ROW),
-                                   pc.and_(pc.equal(t.column("ev"), EV_ERROR), pc.equal(up, -1))))
+            rows = t.filter(pc.or_(pc.equal(t.column("ev"), FrameCode.ROW),
+                                   pc.and_(pc.equal(t.column("ev"), FrameCode.ERROR), pc.equal(up, -1))))
         else:
-            rows = t.filter(pc.equal(t.column("ev"), EV_ROW)) if len(other) else t
+            rows = t.filter(pc.equal(t.column("ev"), FrameCode.ROW)) if len(other) else t
         if self.held is not None and self.held.num_rows:
             rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
         rows, fails = self._failing(rows)
@@ -275,7 +275,7 @@ class Sink:
         stamped with the rowtime their failing node received; rows Python finds nothing wrong
         with are left out."""
         ev = rows.column("ev").to_numpy(zero_copy_only=False)
-        if not (ev == EV_ERROR).any():
+        if not (ev == FrameCode.ERROR).any():
             return rows, None
         fails = take_failures(self.failures, ev, rows.column("blob").to_pylist())
         if fails.bad:

@@ -24,9 +24,9 @@ import pyarrow as pa
 from ...log import EventLog, entry_schema, read_head
 from ...plan import Field
 from ...types import SqlType, arrow_type
+from .framecode import FrameCode
 from .sqltext import spark_type_ddl
-from .timeline import (EV_ROW, EV_TIMELINE, NO_TRACE, pack_timeline, trace_start,  # noqa: F401
-                       unpack_timeline)
+from .timeline import NO_TRACE, pack_timeline, trace_start, unpack_timeline  # noqa: F401
 
 NAME = "streamsql_log"
 _SEQ = pa.schema([pa.field("seq", pa.int64())])
@@ -111,13 +111,13 @@ class LogReader:
                 g = self.combiner.combine(seq[idx], sub[idx], t.column("rowtime").to_numpy()[idx], t.take(pa.array(idx)),
                                           trace_from)
                 n = g.num_rows
-                batches.append(self._batch({"ev": pa.array(np.zeros(n, np.int8)), "seq": g.column("seq"),
-                                            "sub": g.column("sub"), "src": pa.array(np.full(n, k, np.int32)),
-                                            "rowtime": g.column("T"), "bucket": g.column("bucket"),
-                                            "part": g.column("part")}, n))
+                batches.append(self._batch({"ev": pa.array(np.full(n, FrameCode.ROW, np.int8)),
+                                            "seq": g.column("seq"), "sub": g.column("sub"),
+                                            "src": pa.array(np.full(n, k, np.int32)), "rowtime": g.column("T"),
+                                            "bucket": g.column("bucket"), "part": g.column("part")}, n))
                 continue
             n = len(idx)
-            cols = {"ev": pa.array(np.zeros(n, np.int8)), "seq": pa.array(seq[idx]),
+            cols = {"ev": pa.array(np.full(n, FrameCode.ROW, np.int8)), "seq": pa.array(seq[idx]),
                     "sub": pa.array(sub[idx]), "src": pa.array(np.full(n, k, np.int32)),
                     "rowtime": pa.array(t.column("rowtime").to_numpy()[idx]),
                     "tl": pa.nulls(n, pa.binary())}
@@ -126,7 +126,7 @@ class LogReader:
                 cols[f"{stream_prefix(k)}c{i}"] = taken.column(f"c{i}")
             batches.append(self._batch(cols, n))
         tl = pack_timeline(start, end, timeline, trace_from)
-        batches.append(self._batch({"ev": pa.array([EV_TIMELINE], pa.int8()), "seq": pa.array([end], pa.int64()),
+        batches.append(self._batch({"ev": pa.array([FrameCode.TIMELINE], pa.int8()), "seq": pa.array([end], pa.int64()),
                                     "sub": pa.array([0], pa.int32()), "src": pa.array([-1], pa.int32()),
                                     "rowtime": pa.array([0], pa.int64()), "tl": pa.array([tl], pa.binary())}, 1))
         return batches

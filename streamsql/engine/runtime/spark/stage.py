@@ -14,12 +14,13 @@ import pandas as pd
 
 from ...plan import Field, Node
 from .failures import Failures, take_failures
-from .frames import EV_ERROR, EV_META, EV_ROW, error_blob, frame_values, named_values, origins_of, value_col
+from .framecode import FrameCode
+from .frames import error_blob, frame_values, named_values, origins_of, value_col
 from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
 from .precombine import Partial, PrecombinedAggregate
 from .statecodec import dumps as dump_state, loads as load_state
-from .trace import bucket_trace, input_trace
+from .trace_assembly import bucket_trace, input_trace
 from .wire import pack, unpack
 
 
@@ -39,7 +40,7 @@ class StageSpec:
     position: int = 0          # the operator's place in the plan's post-order (its errors' order)
     failures: Failures = None  # resolves rows a leaf's WHERE/projections cannot compute
     query_name: str = ""       # what calculator error messages start with
-    trace: bool = False        # report what the trace needs (trace.py)
+    trace: bool = False        # report what the trace needs (trace_assembly.py)
     upstream_fields: dict = None  # stage index -> its output fields (values rows of it carry)
 
 
@@ -59,10 +60,10 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     origins, info = origins_of(pdf, upstream_ops, st.frontiers, spec.trace)
     tracing = spec.trace and info.steps is not None and len(info.steps) > 0
     ev = pdf["ev"].to_numpy()
-    leaf_fail = (ev == EV_ERROR) & (pdf["up"].to_numpy() == -1)    # rows a leaf could not compute
+    leaf_fail = (ev == FrameCode.ERROR) & (pdf["up"].to_numpy() == -1)    # rows a leaf could not compute
     resolved, values, held_tr, errs = [], [], [], []
     for i, ispec in enumerate(spec.inputs):
-        rows = pdf[((ev == EV_ROW) | leaf_fail) & (pdf["inp"].to_numpy() == i)]
+        rows = pdf[((ev == FrameCode.ROW) | leaf_fail) & (pdf["inp"].to_numpy() == i)]
         if st.held[i] is not None and len(st.held[i]):
             rows = pd.concat([st.held[i], rows], ignore_index=True)
         rows = rows.reset_index(drop=True)
@@ -106,11 +107,12 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         if e.is_calc and spec.query_name:
             e.message = f"Query {spec.query_name}: {e.message}"
         errs.append((e.step, error_blob(None, e, spec.position)))
-    sel = (ev == EV_ERROR) & ~leaf_fail
+    sel = (ev == FrameCode.ERROR) & ~leaf_fail
     if sel.any():
         errs += [(int(q), bytes(b)) for q, b in zip(pdf["seq"][sel], pdf["blob"][sel])]
     n, m = len(emitted), len(errs)
-    out = {"ev": [EV_ROW] * n + [EV_ERROR] * m + [EV_META], "bucket": [bucket] * (n + m + 1),
+    out = {"ev": [FrameCode.ROW] * n + [FrameCode.ERROR] * m + [FrameCode.REPORT],
+           "bucket": [bucket] * (n + m + 1),
            "seq": [e.seq for e in emitted] + [q for q, _b in errs] + [0],
            "T": [e.cand.stamp for e in emitted] + [0] * (m + 1),
            "tie": [e.cand.tie for e in emitted] + [None] * (m + 1)}
@@ -159,7 +161,7 @@ def _failing(spec: StageSpec, rows: pd.DataFrame):
     stamp set to the rowtime their failing node received; rows Python finds nothing wrong with
     are left out."""
     ev = rows["ev"].to_numpy()
-    if not (ev == EV_ERROR).any():
+    if not (ev == FrameCode.ERROR).any():
         return rows, None
     fails = take_failures(spec.failures, ev, rows["blob"].tolist())
     if fails.bad:

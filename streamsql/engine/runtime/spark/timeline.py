@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .framecode import FrameCode
-
 from ... import time as T
 from ...expr import rowtime_map_array
 
@@ -64,10 +62,6 @@ def union_points(*arrays: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- a source batch's timeline record
-
-#: the frame codes of a source row, by their former names (``FrameCode`` is the one definition)
-EV_ROW, EV_TIMELINE = FrameCode.ROW, FrameCode.TIMELINE
-
 
 #: trace window start meaning "no trace"
 NO_TRACE = 2 ** 62

@@ -1,6 +1,6 @@
 """The lifecycle of a workbench's continuous queries: start, stop, resume with the workspace.
 
-The running :class:`~streamsql.engine.query.ContinuousQuery` objects are ``wb.queries``; their
+The running :class:`~streamsql.engine.continuous_query.ContinuousQuery` objects are ``wb.queries``; their
 definitions (SQL, the step they start after, their clocks then, their sinks, whether they run)
 are saved with the catalog snapshot, so that reopening the workspace resumes them. Here too is
 the bookkeeping of the Spark runtime's error-only commits: per query, the last delivery whose
@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from .continuous_query import ContinuousQuery
 from .errors import NameInUseError, StreamSqlError, WorkspaceError
 from .foreign import stamp_rowtime_columns
 from .paths import check_path_name
 from .plan import Query
-from .query import ContinuousQuery
 
 log = logging.getLogger("streamsql")
 

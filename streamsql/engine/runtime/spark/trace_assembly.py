@@ -2,7 +2,7 @@
 
 For the steps of a batch's trace window (source.py), every operator bucket and every stage input
 describe what they hold, as data (JSON in the bucket's report; never prose, never pickled
-records), and the sink assembles one :class:`~streamsql.engine.runtime.tracing.StepTrace` per step,
+records), and the sink assembles one :class:`~streamsql.engine.runtime.trace_records.StepTrace` per step,
 equal to the local runtime's:
 
 - an operator's **held rows** at step s are the candidates it produced at or before s and has not
@@ -28,7 +28,7 @@ import numpy as np
 from ... import time as T
 from ...operators.release import release_arrival, stream_arrival
 from ...operators.union import union_tie
-from ..tracing import TRACE_HELD, StepTrace, operator_trace
+from ..trace_records import TRACE_HELD, StepTrace, operator_trace
 from .timeline import Timeline
 
 INF = T.END_OF_TIME

@@ -14,8 +14,8 @@ import pyarrow as pa
 from . import time as T
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
-from .runtime.records import OutputRow, ReleasedBatch
-from .runtime.tracing import TraceHistory
+from .runtime.released import OutputRow, ReleasedBatch
+from .runtime.trace_records import TraceHistory
 from .types import arrow_type, to_json_value
 
 log = logging.getLogger("streamsql")
@@ -65,7 +65,7 @@ class ContinuousQuery:
         #: that refused each (``OperatorError.step``, ``OperatorError.stream`` its STREAM_NAME), in
         #: step order; they are also rows of ``ERRORS``
         self.errors: list = []
-        #: the per-step trace (runtime/tracing.py): the last ``wb.trace_steps`` StepTrace records
+        #: the per-step trace (runtime/trace_records.py): the last ``wb.trace_steps`` StepTrace records
         self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
         self._listeners = _Listeners("release", name)
         self._state_listeners = _Listeners("state", name)

@@ -7,7 +7,7 @@ frontier ``future`` (the earliest stamp it could still produce), output ``bound`
 holds (the earliest :data:`TRACE_HELD` by ``(stamp, tie)``, and the exact count), each with what it
 waits for, and its state (``operators/describe.py``). Both runtimes build these records: the local
 runtime from its operators after each event, the Spark runtime from what its stages report
-(``runtime/spark/trace.py``). Prose is made only by :func:`describe_wait` and
+(``runtime/spark/trace_assembly.py``). Prose is made only by :func:`describe_wait` and
 :func:`describe_reason`.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ and the seed's step tables (Step | input streams | Output).
 
 The per-event records themselves are kept by the workbench (``Workbench.event_trace``: each
 event's outcome, the stream clock before and after, eclipsed bounds) and by each query
-(``ContinuousQuery.trace``: typed step records, ``runtime/tracing.py``, whose one formatter,
+(``ContinuousQuery.trace``: typed step records, ``runtime/trace_records.py``, whose one formatter,
 :func:`describe_wait`, is re-exported here).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from . import time as T
 from .catalog import DEFAULT_PRODUCER, Outcome
-from .runtime.tracing import describe_reason, describe_wait  # noqa: F401  (the trace's words)
+from .runtime.trace_records import describe_reason, describe_wait  # noqa: F401  (the trace's words)
 from .types import format_value, to_json_value
 
 

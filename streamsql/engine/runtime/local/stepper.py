@@ -23,8 +23,8 @@ from ...operators.base import Candidate, Operator, Rejected, calc_error
 from ...operators.release import limit, output_clock, release_arrival, release_order, split_due, stream_arrival
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
-from ..records import OutputRow, ReleasedBatch
-from ..tracing import TRACE_HELD, StepTrace, operator_trace
+from ..released import OutputRow, ReleasedBatch
+from ..trace_records import TRACE_HELD, StepTrace, operator_trace
 from ...operators.union import UnionOp
 from ..plans import make_operator, normalize, post_order, stream_inputs
 
