@@ -335,7 +335,7 @@ def test_tsort_late_rows_reach_the_error_stream(tmp_path, engine, request):
     from streamsql.engine.log import entry_schema
     if engine == "spark":
         request.getfixturevalue("spark")
-    base = Path(__file__).parent / "scenarios" / "project" / "tsort_readings"
+    base = Path(__file__).parent / "scenarios" / "tsort_readings"
     wb = Workbench(tmp_path / "ws", engine=engine)
     try:
         q = [r.query for r in wb.execute(base.with_suffix(".sql").read_text()) if r.query][0]

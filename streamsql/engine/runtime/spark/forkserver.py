@@ -54,7 +54,11 @@ if len(args) < 2 or args[0] != "-m":
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(SOCK)
-    msg = json.dumps({{"module": args[1], "args": args[2:], "env": dict(os.environ), "cwd": os.getcwd()}}).encode()
+    # signals this process ignores (Spark's JVM ignores SIGINT, so a notebook's interrupt, sent to
+    # the kernel's whole process group, never reaches the processes Spark starts): the child too
+    ignored = [int(x) for x in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT) if signal.getsignal(x) == signal.SIG_IGN]
+    msg = json.dumps({{"module": args[1], "args": args[2:], "env": dict(os.environ), "cwd": os.getcwd(),
+                      "ignored": ignored}}).encode()
     socket.send_fds(s, [struct.pack("!I", len(msg)) + msg], [0, 1, 2])
     head = b""
     while len(head) < 4:
@@ -73,7 +77,8 @@ def relay(sig, _frame):
     except OSError:
         pass
 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
-    signal.signal(sig, relay)
+    if sig not in ignored:
+        signal.signal(sig, relay)
 data = b""
 while len(data) < 4:
     b = s.recv(4 - len(data))
@@ -172,6 +177,8 @@ def _child(req: dict, fds: list[int], launcher: socket.socket, others: list[sock
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for sig in req.get("ignored", ()):      # as the launcher had them (python -m would too)
+            signal.signal(sig, signal.SIG_IGN)
         for i, fd in enumerate(fds[:3]):
             os.dup2(fd, i)
             os.close(fd)

@@ -190,6 +190,8 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
             running = _session.sparkContext.master
             if _unclaimed and master and master != running:
                 log.info("replacing the Spark session started ahead of use (%s) for master %s", running, master)
+                if t is not None and t.is_alive() and t is not threading.current_thread():
+                    t.join()     # its warm-up job, stopped half-way, would start a SparkContext again
                 _session.stop()
                 _session, _unclaimed = None, False
             else:

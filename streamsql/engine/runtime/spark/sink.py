@@ -14,7 +14,6 @@ local runtime refuses them (``failures.py``).
 from __future__ import annotations
 
 import json
-import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from .framecode import FrameCode
 from .frames import error_order, origins, read_error, value_col
 from .host import FrontierState
 from .inputs import InputSpec, InputState, resolve_input
-from .trace_assembly import input_trace, sink_trace
+from .trace_assembly import input_trace, sink_trace, tl_of
 from .statecodec import StateFileError, dumps as dump_state, loads as load_state
 
 
@@ -111,7 +110,7 @@ class Sink:
         if s.get("held"):
             self.held = _read_arrow(self.folder / s["held"])
         for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
-                  + list(self.folder.glob("errors-*.json")) + list(self.folder.glob("trace-*.pkl"))):
+                  + list(self.folder.glob("errors-*.json")) + list(self.folder.glob("trace-*.json"))):
             if int(f.stem.split("-")[1]) > self.batch_id:
                 f.unlink()
 
@@ -133,9 +132,9 @@ class Sink:
                   else ([], []))
         errors = [read_error(json.dumps(x).encode()) for x in json.loads(e.read_text())] if e.exists() else []
         segment = None
-        t = self.folder / f"trace-{i:012d}.pkl"
+        t = self.folder / f"trace-{i:012d}.json"
         if trace and self.assembler is not None and t.exists():
-            segment = self.assembler.segment(*pickle.loads(t.read_bytes()))
+            segment = self.assembler.segment(*_segment_args_from_json(t.read_bytes()))
             t.unlink()
         return SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors, segment,
                          batch_id=i)
@@ -149,8 +148,8 @@ class Sink:
 
     def _commit(self, batch_id: int, out: pa.Table, bounds: tuple, errors: list, trace: bytes | None = None) -> None:
         if trace is not None:
-            atomic_write(self.folder / f"trace-{batch_id:012d}.pkl", trace, False)
-            for f in self.folder.glob("trace-*.pkl"):      # unread for long: nobody follows this query
+            atomic_write(self.folder / f"trace-{batch_id:012d}.json", trace, False)
+            for f in self.folder.glob("trace-*.json"):      # unread for long: nobody follows this query
                 if int(f.stem.split("-")[1]) < batch_id - 100:
                     f.unlink(missing_ok=True)
         if errors:
@@ -247,7 +246,7 @@ class Sink:
             reports = info.traces + [sink_trace(self.index, info.trace_from, [part], info.futures)]
             seg_args = (info.steps, reports, dict(zip(steps.tolist(), counts.tolist())), r.clock)
         self._commit(batch_id, out, bounds, errs,
-                     pickle.dumps(seg_args) if seg_args is not None and self.persist_trace else None)
+                     _segment_args_to_json(seg_args) if seg_args is not None and self.persist_trace else None)
         segment = self.assembler.segment(*seg_args) if seg_args is not None and not self.persist_trace else None
         return SinkBatch(out, bounds, [read_error(b) for b in errs], segment, batch_id)
 
@@ -292,3 +291,17 @@ class Sink:
             i = rows.schema.get_field_index(c)
             rows = rows.set_column(i, rows.schema.field(i), pa.array(col, rows.schema.field(i).type))
         return rows, fails
+
+
+def _segment_args_to_json(args: tuple) -> bytes:
+    """A batch's trace segment for the follower in another process (JSON: a workspace holds no pickle)."""
+    steps, reports, released, bound = args
+    return json.dumps({"steps": np.asarray(steps).tolist(), "reports": [r.decode() for r in reports],
+                       "released": [[int(k), int(v)] for k, v in released.items()],
+                       "bound": [int(bound.initial), bound.seqs.tolist(), bound.vals.tolist()]}).encode()
+
+
+def _segment_args_from_json(b: bytes) -> tuple:
+    d = json.loads(b)
+    return (np.array(d["steps"], np.int64), [r.encode() for r in d["reports"]],
+            {k: v for k, v in d["released"]}, tl_of(d["bound"]))
