@@ -112,11 +112,8 @@ SLOW_FIRST = ("07_", "06_", "00_")
 
 #: The kernels of the other notebooks run their queries on the test session's shared engine
 #: (docs/engine.md): a Connect session each, instead of a JVM and a Spark session each. These keep
-#: Spark in the kernel's own process, the default when no engine is up:
-IN_PROCESS = {
-    "07_real_data_at_scale": "checks its replay against Spark batch queries on get_session(), the kernel's "
-                             "own classic session (a process that opened a Connect session cannot start one)",
-}
+#: Spark in the kernel's own process, the default when no engine is up (none does now):
+IN_PROCESS: dict[str, str] = {}     # notebook stem -> why it must keep Spark in its kernel
 #: The one line a kernel prints differently on the shared engine: where its Spark is (the stored
 #: outputs are the default's, Spark in the kernel). The expected outputs of a run on the engine are
 #: the stored ones with this line, and only it, replaced by the line naming the engine's port, so

@@ -292,6 +292,7 @@ def _fork_launcher() -> str:
 
 _remote_lock = threading.Lock()
 _remotes: dict[str, object] = {}       # url -> the Connect session this process holds there
+_remote_ahead: dict[str, tuple] = {}    # url -> (opened at, up at): opened ahead, not yet used
 
 
 def is_connect(spark) -> bool:
@@ -306,7 +307,15 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
     with _remote_lock:
         spark = _remotes.get(url)
         if spark is not None:
+            ahead = _remote_ahead.pop(url, None) if threading.current_thread() is not _remote_prestart else None
+            if ahead is not None:     # opened ahead of use: its first user reports it, as a start
+                if on_start:
+                    on_start()
+                if on_phase:
+                    on_phase("Spark session", ahead[0])
+                    on_phase(READY, ahead[1])
             return _activate(spark)
+        opened_at = time.monotonic()
         if on_start:
             on_start()
         if on_phase:
@@ -331,6 +340,8 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
         from .source import register
         register(spark)
         _remotes[url] = spark
+        if threading.current_thread() is _remote_prestart:
+            _remote_ahead[url] = (opened_at, time.monotonic())
         # at exit, close it here without a call (PySpark's own exit hook would call a server that
         # may be gone: seconds of retries); the server drops the session after its timeout
         import atexit
