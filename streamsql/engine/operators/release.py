@@ -3,12 +3,12 @@
 A candidate an operator produced, stamped ``T``, leaves it when (1) ``T <= present``, the minimum
 of its input clocks, and (2) ``T <= F``, the earliest stamp the operator can still produce
 (:meth:`~.base.Operator.bound_eval`). Rows released at one step leave in ``(T, tie)`` order, and
-the operator's output clock is ``min(F, the stamps still held)``.
+the operator's output bound is ``min(F, the stamps still held)``.
 
 The in-process host applies both rules after every event (:func:`split_due` with
 :func:`limit`). The Spark host steps one key bucket over a whole micro-batch: there it applies
 rule 1 alone (``limit = present``), since rule 2 needs every bucket's ``F``; the consumer takes
-their minimum as the stage's output clock and releases each row at :func:`first_reach` of it.
+their minimum as the stage's output bound and releases each row at :func:`first_reach` of it.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def release_order(c: Candidate) -> tuple:
     return (c.stamp, c.tie)
 
 
-def output_clock(future: int, kept: Sequence[Candidate], end: int) -> int:
+def output_bound(future: int, kept: Sequence[Candidate], end: int) -> int:
     """What the operator's output can still carry: ``min(F, the stamps it holds)``."""
     return min(future, min((c.stamp for c in kept), default=end))
 

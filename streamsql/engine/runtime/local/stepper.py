@@ -1,7 +1,7 @@
 """The local runtime: runs a query's plan in-process, one injected event at a time.
 
 It is the oracle the Spark runtime is checked against, so it stays literal: every node keeps its
-output clock, every stateful node applies the release rule (the semantics, section 3) after each
+output bound, every stateful node applies the release rule (the semantics, section 3) after each
 event, and nothing is batched, bucketed or skipped.
 
 Rows an operator refuses (calculator errors, a T-sort's late rows) become error records at the
@@ -20,7 +20,7 @@ from ...catalog import LogEntry
 from ...log import ROW
 from ...functions import CalcError
 from ...operators.base import Candidate, Operator, Rejected, calc_error
-from ...operators.release import limit, output_clock, release_arrival, release_order, split_due, stream_arrival
+from ...operators.release import limit, output_bound, release_arrival, release_order, split_due, stream_arrival
 from ...operators.scalar import RowFunction
 from ...plan import Filter, Node, Project, Query, StreamScan, Union
 from ..released import OutputRow, ReleasedBatch
@@ -160,7 +160,7 @@ class _Host(_Node):
         self.future = self.op.future_bound(clocks)
         out, self.pending = split_due(self.pending, limit(self.present, self.future))
         out.sort(key=release_order)
-        self.clock = output_clock(self.future, self.pending, T.END_OF_TIME)
+        self.clock = output_bound(self.future, self.pending, T.END_OF_TIME)
         rows = []
         mine = self.origin()
         for c in out:

@@ -215,7 +215,6 @@ class SparkTwin:
         self._write_events()
         (folder / "START").write_text(str(start))
         self._head(start)
-        self.emitted: dict[int, pa.Table] = {}
         self.last_batch = -1
         src = (spark.readStream.format(NAME).option("dir", str(folder))
                .option("ddl", _ddl(self.schema, shape)).load())
@@ -223,8 +222,19 @@ class SparkTwin:
         n = len(self.fields)
         out = root.selectExpr(*[f"c{j}" for j in range(n)], "unix_millis(rt) AS rt")
 
+        # each batch's rows go to a file: under Spark Connect this function runs in the server's
+        # Python process, not here (so it holds nothing of this object)
+        emitted = str(folder / "emitted")
+        os.makedirs(emitted, exist_ok=True)
+
         def collect(df, batch_id):
-            self.emitted[batch_id] = df.toArrow()
+            import os as _os
+            import pyarrow.ipc as _ipc
+            t = df.toArrow()
+            tmp = _os.path.join(emitted, f"{batch_id}.arrow.tmp")
+            with _ipc.new_file(tmp, t.schema) as w:
+                w.write_table(t)
+            _os.replace(tmp, _os.path.join(emitted, f"{batch_id}.arrow"))
         conf = "spark.sql.streaming.noDataMicroBatches.enabled"
         with _conf_lock:      # Spark's default for the twin; the session keeps the project's own setting
             before = spark.conf.get(conf)
@@ -234,6 +244,17 @@ class SparkTwin:
                            .option("checkpointLocation", str(folder / "checkpoint")).start())
             finally:
                 spark.conf.set(conf, before)
+
+    def _emitted(self, batch_id: int) -> pa.Table | None:
+        """What batch ``batch_id`` emitted (its file is written before Spark reports the batch)."""
+        import pyarrow.ipc as ipc
+        f = self.folder / "emitted" / f"{batch_id}.arrow"
+        if not f.exists():
+            return None
+        with ipc.open_file(str(f)) as r:
+            t = r.read_all()
+        f.unlink()
+        return t
 
     def _write_events(self) -> None:
         import pyarrow.ipc as ipc
@@ -283,7 +304,7 @@ class SparkTwin:
             batches = []
             for p in progress:
                 b = p["batchId"]
-                t = self.emitted.pop(b, None)
+                t = self._emitted(b)
                 rows = _rows(t, self.fields, e.step, b) if t is not None else []
                 dropped = sum(int(s.get("numRowsDroppedByWatermark") or 0) for s in p.get("stateOperators") or [])
                 wm = _ms((p.get("eventTime") or {}).get("watermark")) or None

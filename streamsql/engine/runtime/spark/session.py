@@ -339,6 +339,10 @@ def get_remote_session(url: str, on_start=None, on_phase=None):
             raise EngineError(f"cannot open a Spark Connect session on {_safe(url)}: {_first_line(e)}") from None
         from .source import register
         register(spark)
+        # a relational query's ORDER BY is one sort over one partition by design (relational.py):
+        # the Connect client warns about it in the user's cell, where classic Spark logs it
+        import warnings
+        warnings.filterwarnings("ignore", message="WARN WindowExpression: No Partition Defined", category=UserWarning)
         _remotes[url] = spark
         if threading.current_thread() is _remote_prestart:
             _remote_ahead[url] = (opened_at, time.monotonic())
