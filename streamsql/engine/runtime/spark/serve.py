@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .server import EngineError, alive, info_file, read_info, versions
+from .server import ANOTHER, EngineError, alive, info_file, read_info, versions
 
 
 def _last_client(d: Path) -> float:
@@ -28,8 +28,21 @@ def _last_client(d: Path) -> float:
     return latest
 
 
+def _hold(d: Path):
+    """The directory's lock, held for the server's life: one engine per directory, whoever starts it."""
+    import fcntl
+    f = open(d / "engine.lock", "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print(f"streamsql engine: another engine holds {d}", flush=True)
+        sys.exit(ANOTHER)
+    return f
+
+
 def serve(d: Path, idle: float) -> None:
     import secrets
+    _lock = _hold(d)      # noqa: F841  (released when this process ends)
     from .session import get_session, stop_session
     token = secrets.token_urlsafe(32)
     os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token

@@ -28,6 +28,9 @@ from ...lock import process_alive
 DEFAULT_IDLE = 3600
 HEARTBEAT = 10.0     # a client touches its file this often
 SERVE_MODULE = "streamsql.engine.runtime.spark.serve"     # the server process (serve.py)
+#: the exit status of a server that found another one holding its directory (started at the same
+#: moment by another process): its starter then waits for that one's ``engine.json``
+ANOTHER = 75
 
 
 class EngineError(StreamSqlError):
@@ -169,6 +172,12 @@ def start(idle: float | None = None, wait: bool = True, timeout: float = 180.0, 
         return None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc.poll() == ANOTHER:       # another process started one at the same moment: that one
+            info = read_info(d)
+            if info is not None and alive(info.pid) and _answers(info.port):
+                return info
+            time.sleep(0.1)
+            continue
         if proc.poll() is not None:
             tail = (d / "server.log").read_text(errors="replace").strip().splitlines()[-3:]
             raise EngineError(f"the shared engine did not start (exit {proc.returncode}): {' | '.join(tail)}")
