@@ -15,7 +15,7 @@ import math
 import re
 from pathlib import Path
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
 from ..engine.expr import Call, Rowtime
@@ -54,7 +54,7 @@ def show_scenario(name: str) -> Text:
     """A scenario's query and its events, one numbered step per line."""
     rows = [[i, ev.stream, describe_event(ev)] for i, ev in enumerate(scenario_events(name), 1)]
     first = scenario_events(name)[0].rowtime
-    day = T.format_timestamp(first)[:10] if first is not None else ""
+    day = sqltime.format_timestamp(first)[:10] if first is not None else ""
     return Text(f"{_rel(scenario_dir() / name)}.sql:\n{scenario_sql(name)}\n\n"
                 f"{_rel(scenario_dir() / name)}.events.jsonl (times on {day}):\n"
                 + _table(["Step", "Stream", "Event"], rows))
@@ -121,7 +121,7 @@ def released(q, columns: list[str] | None = None) -> Text:
     q.wait()
     names = [f.name for f in q.fields]
     idx = list(range(len(names))) if columns is None else [names.index(c.upper()) for c in columns]
-    rows = [[r.step, T.format_timestamp(r.rowtime)] + [format_value(r.values[i], q.fields[i].type) for i in idx]
+    rows = [[r.step, sqltime.format_timestamp(r.rowtime)] + [format_value(r.values[i], q.fields[i].type) for i in idx]
             for r in q.rows]
     if not rows:
         return Text(f"(query {q.name} has released no rows)")
@@ -141,8 +141,8 @@ def check_released(q, expected: list[tuple], columns: list[str] | None = None) -
     q.wait()
     names = [f.name for f in q.fields]
     idx = list(range(len(names))) if columns is None else [names.index(c.upper()) for c in columns]
-    got = [(r.step, _hm(r.rowtime % T.DAY), *[r.values[i] for i in idx]) for r in q.rows]
-    want = [(e[0], _hm(T.parse_timestamp(e[1], day=0)), *e[2:]) for e in expected]
+    got = [(r.step, _hm(r.rowtime % sqltime.DAY), *[r.values[i] for i in idx]) for r in q.rows]
+    want = [(e[0], _hm(sqltime.parse_timestamp(e[1], day=0)), *e[2:]) for e in expected]
     ok = len(got) == len(want) and all(len(g) == len(w) and all(_same(x, y) for x, y in zip(g, w))
                                        for g, w in zip(got, want))
     if ok:
@@ -281,11 +281,11 @@ def _say(ok: bool | None, text: str) -> bool | None:
 
 
 def _ev(stream: str, t: str, **values) -> Event:
-    return Event(stream, "row", T.parse_timestamp(t), values)
+    return Event(stream, "row", sqltime.parse_timestamp(t), values)
 
 
 def _bound(stream: str, t: str, strict: bool = False) -> Event:
-    return Event(stream, "bound", T.parse_timestamp(t), strict=strict)
+    return Event(stream, "bound", sqltime.parse_timestamp(t), strict=strict)
 
 
 def _column(q, name: str) -> list:
@@ -363,7 +363,7 @@ EX01_CLOCK_EVENTS = [("row", "10:00"), ("row", "10:05"), ("bound", "10:10"), ("r
 def ex01_clock_events() -> list[Event]:
     out = []
     for kind, t in EX01_CLOCK_EVENTS:
-        ms = T.parse_timestamp("2006-10-10 " + t)
+        ms = sqltime.parse_timestamp("2006-10-10 " + t)
         out.append(Event("Orders", "row", ms, {"ticker": "X", "amount": 1}) if kind == "row"
                    else Event("Orders", "bound", ms))
     return out
@@ -371,8 +371,8 @@ def ex01_clock_events() -> list[Event]:
 
 def _time_of(text) -> str | None:
     try:
-        return _hm(T.parse_timestamp(str(text), day=T.parse_timestamp("2006-10-10")))
-    except (T.TimeFormatError, ValueError):
+        return _hm(sqltime.parse_timestamp(str(text), day=sqltime.parse_timestamp("2006-10-10")))
+    except (sqltime.TimeFormatError, ValueError):
         return None
 
 
@@ -424,11 +424,11 @@ def check_weakest_bound(answer) -> bool | None:
                           "is complete when the input clock reaches the end of its period.")
     t, strict = answer
     try:
-        ms = T.bound_value(T.parse_timestamp(str(t), day=T.parse_timestamp("2006-10-10")), bool(strict))
-    except (T.TimeFormatError, ValueError) as e:
+        ms = sqltime.bound_value(sqltime.parse_timestamp(str(t), day=sqltime.parse_timestamp("2006-10-10")), bool(strict))
+    except (sqltime.TimeFormatError, ValueError) as e:
         return _say(False, f"{t!r} is not a time: {e}")
     # the end of the 06:00 hour's period, by the engine's own rule
-    end = TimeKey(_HOUR_KEY).period_end(T.parse_timestamp("2006-10-10 06:00:00"))
+    end = TimeKey(_HOUR_KEY).period_end(sqltime.parse_timestamp("2006-10-10 06:00:00"))
     if ms == end:
         other = "strict 06:59:59.999" if not strict else "non-strict 07:00"
         return _say(True, f"it moves the clock to exactly 07:00:00.000, the end of the 06:00 period "
@@ -449,7 +449,7 @@ EX02_ECLIPSE_EVENTS = [("row", "08:00", False), ("bound", "08:00", False), ("bou
 def ex02_eclipse_events(stream: str = "Events") -> list[Event]:
     out = []
     for kind, t, strict in EX02_ECLIPSE_EVENTS:
-        ms = T.parse_timestamp("2006-10-10 " + t)
+        ms = sqltime.parse_timestamp("2006-10-10 " + t)
         out.append(Event(stream, "row", ms, {"color": "red"}) if kind == "row"
                    else Event(stream, "bound", ms, strict=strict))
     return out
@@ -559,7 +559,7 @@ EX03_PRODUCER_EVENTS = [("P1", "attach", None, None), ("P2", "attach", None, Non
 def ex03_producer_events(stream: str = "S") -> list[Event]:
     out = []
     for p, kind, t, name in EX03_PRODUCER_EVENTS:
-        ms = T.parse_timestamp("2006-10-10 " + t) if t else None
+        ms = sqltime.parse_timestamp("2006-10-10 " + t) if t else None
         if kind == "row":
             out.append(Event(stream, "row", ms, {"name": name}, producer=p))
         else:
@@ -606,7 +606,7 @@ EX04_VWAP_ROW = ("2006-10-10 10:30:00", {"ticker": "X", "price": 100.0, "volume"
 def _vwap_at_1030() -> float:
     """The weighted average the engine gives the exercise's row (vwap_sliding's query)."""
     statements = [s.sql for s in split_script(scenario_sql("vwap_sliding"))]
-    row = Event("TradeStream", "row", T.parse_timestamp(EX04_VWAP_ROW[0]), dict(EX04_VWAP_ROW[1]))
+    row = Event("TradeStream", "row", sqltime.parse_timestamp(EX04_VWAP_ROW[0]), dict(EX04_VWAP_ROW[1]))
     q, _ = run_local(";\n".join(statements[:-1]), statements[-1], scenario_events("vwap_sliding") + [row])
     return q.rows[-1].values[-1]
 

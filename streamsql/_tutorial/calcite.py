@@ -12,7 +12,7 @@ exercises against the engine.
 """
 from __future__ import annotations
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
 from ..engine.types import format_value
@@ -184,7 +184,7 @@ INSERT INTO Products (productId, name) VALUES (10, 'Beer'), (20, 'Wine'), (30, '
 
 
 def _hms(ms: int) -> str:
-    d = T.to_datetime(ms)
+    d = sqltime.to_datetime(ms)
     return d.strftime("%H:%M:%S")
 
 
@@ -201,7 +201,7 @@ class CalciteTour:
         self.plays = 0
 
     def day(self, k: int) -> str:
-        return T.format_timestamp(T.parse_timestamp(self.DAY) + k * T.DAY)[:10]
+        return sqltime.format_timestamp(sqltime.parse_timestamp(self.DAY) + k * sqltime.DAY)[:10]
 
     def history(self) -> Text:
         """The four orders before 10:00 of the first day, kept as the stream's history."""
@@ -274,9 +274,9 @@ def compare_calcite(example: str, header: list[str], rows: list[list[str]], labe
 # --------------------------------------------------------------------------- exercises of notebook 06
 
 def _calcite_events(day: str = "2015-02-15") -> list[Event]:
-    evs = [Event("Orders", "row", T.parse_timestamp(f"{day} {t}"), {"productId": p, "orderId": o, "units": u})
+    evs = [Event("Orders", "row", sqltime.parse_timestamp(f"{day} {t}"), {"productId": p, "orderId": o, "units": u})
            for t, p, o, u in SEED_004_ORDERS]
-    return evs + [Event("Orders", "bound", T.parse_timestamp(f"{day} 12:00:00"))]
+    return evs + [Event("Orders", "bound", sqltime.parse_timestamp(f"{day} 12:00:00"))]
 
 
 def _calcite_query(sql, hint: str):

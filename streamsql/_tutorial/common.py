@@ -10,7 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.catalog import Event
 from ..engine.events import read_events
 from ..widgets.render import short, text_table
@@ -170,7 +170,7 @@ def error_rows(result) -> Text:
     """A relational query's answer on ``ERRORS`` as a text table: timestamps as times of day (the
     step tables' form), messages in full (a DataFrame would cut them)."""
     from ..engine.types import format_value
-    rows = [[_hm(v % T.DAY) if f.type.name == "TIMESTAMP" and v is not None else format_value(v, f.type)
+    rows = [[_hm(v % sqltime.DAY) if f.type.name == "TIMESTAMP" and v is not None else format_value(v, f.type)
              for f, v in zip(result.fields, row)] for row in result.rows]
     if not rows:
         return Text("(no rows)")
@@ -198,8 +198,8 @@ def compare_calc_errors(q, result, rows: list[tuple], errors: list[tuple]) -> Te
     first = q.start_seq
     out = []
     # the released rows: the refused ones are absent, the later ones are there
-    got = [(r.step - first, _hm(r.rowtime % T.DAY), *r.values) for r in q.rows]
-    want = [(e[0], _hm(T.parse_timestamp(e[1], day=0)), *e[2:]) for e in rows]
+    got = [(r.step - first, _hm(r.rowtime % sqltime.DAY), *r.values) for r in q.rows]
+    want = [(e[0], _hm(sqltime.parse_timestamp(e[1], day=0)), *e[2:]) for e in rows]
     same = len(got) == len(want) and all(len(g) == len(w) and all(_same_value(x, y) for x, y in zip(g, w))
                                          for g, w in zip(got, want))
     events = ", ".join(str(w[0]) for w in want)
@@ -207,14 +207,14 @@ def compare_calc_errors(q, result, rows: list[tuple], errors: list[tuple]) -> Te
                if same else f"✗ released {got}, derived by hand {want}")
     # the error stream: one row per refused row, at its step, with its kind and message
     cols = {c: i for i, c in enumerate(result.columns)}
-    err = [(r[cols["STEP"]] - first, _hm(r[cols["DATA_ROWTIME"]] % T.DAY), r[cols["ERROR_NAME"]], r[cols["MESSAGE"]])
+    err = [(r[cols["STEP"]] - first, _hm(r[cols["DATA_ROWTIME"]] % sqltime.DAY), r[cols["ERROR_NAME"]], r[cols["MESSAGE"]])
            for r in result.rows]
     wrong = []
     if len(err) != len(errors):
         wrong.append(f"{len(err)} rows in ERRORS, {len(errors)} derived by hand")
     for g, (event, at, name, sqlstate, expr, operands) in zip(err, errors):
         where = f"event {event}"
-        if g[:3] != (event, _hm(T.parse_timestamp(at, day=0)), name):
+        if g[:3] != (event, _hm(sqltime.parse_timestamp(at, day=0)), name):
             wrong.append(f"{where}: ERRORS has {g[:3]}")
             continue
         msg = g[3]
@@ -226,8 +226,8 @@ def compare_calc_errors(q, result, rows: list[tuple], errors: list[tuple]) -> Te
     out.append(f"✓ ERRORS: {kinds}; each MESSAGE names the query, the expression as written, its operands "
                "and the SQLSTATE" if not wrong else "✗ ERRORS: " + "; ".join(wrong))
     # a refused row still counts as a bound at its rowtime
-    late = [(e[0], T.parse_timestamp(e[1], day=0)) for e in errors]
-    bounds = {s - first: b % T.DAY for s, b in q.bounds.items()}
+    late = [(e[0], sqltime.parse_timestamp(e[1], day=0)) for e in errors]
+    bounds = {s - first: b % sqltime.DAY for s, b in q.bounds.items()}
     bad = [ev for ev, t in late if bounds.get(ev) != t]
     parts = [f"{_hm(t)} at event {ev}" for ev, t in late]
     at = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "none"

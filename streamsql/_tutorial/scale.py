@@ -13,7 +13,7 @@ import time as _time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.catalog import Event
 from ..engine.errors import StreamSqlError
 from .common import Text, Verdict, _as_int, _blank, _say
@@ -26,7 +26,7 @@ __all__ = [
 
 
 TICKERS = ["AAPL", "AMZN", "CSCO", "GOOG", "IBM", "INTC", "MSFT", "ORCL", "SAP", "YHOO"]
-DAY0 = T.parse_timestamp("2006-10-10 00:00:00")
+DAY0 = sqltime.parse_timestamp("2006-10-10 00:00:00")
 HOUR = 3_600_000
 
 SCALE_DDL = """\
@@ -88,8 +88,8 @@ def generate_trades(folder, *, trades: int = 1_000_000, orders: int = 250_000, f
                              "amount": o_amount}), folder / "orders" / "orders.csv", opts)
     return Text(f"{trades:,} trades in {files} files trades/trades-000.csv ... trades-{files - 1:03d}.csv, "
                 f"{orders:,} orders in orders/orders.csv\n"
-                f"orders from {T.format_timestamp(int(o_time[0]))} to {T.format_timestamp(int(o_time[-1]))}, "
-                f"trades from {T.format_timestamp(int(t_time[0]))} to {T.format_timestamp(int(t_time[-1]))}")
+                f"orders from {sqltime.format_timestamp(int(o_time[0]))} to {sqltime.format_timestamp(int(o_time[-1]))}, "
+                f"trades from {sqltime.format_timestamp(int(t_time[0]))} to {sqltime.format_timestamp(int(t_time[-1]))}")
 
 
 def read_csv(folder):
@@ -159,7 +159,7 @@ def describe_events(table) -> Text:
     rt = table.column("ROWTIME").to_numpy()
     n_o, n_t = int(((s == "Orders") & ~b).sum()), int(((s == "Trades") & ~b).sum())
     return Text(f"{table.num_rows:,} events: {n_o:,} orders, {n_t:,} trades and {int(b.sum()):,} bounds, "
-                f"from {T.format_timestamp(int(rt[0]))} to {T.format_timestamp(int(rt[-1]))}")
+                f"from {sqltime.format_timestamp(int(rt[0]))} to {sqltime.format_timestamp(int(rt[-1]))}")
 
 
 class Progress:
@@ -305,7 +305,7 @@ def hourly_frame(q):
     """The hourly rows as a pandas frame: ``hour`` (its start), ticker, trades, volume, VWAP in cents."""
     import pandas as pd
     rows = sorted(_streamed(q))
-    return pd.DataFrame({"hour": [T.format_timestamp(r[0] - HOUR)[11:16] for r in rows],
+    return pd.DataFrame({"hour": [sqltime.format_timestamp(r[0] - HOUR)[11:16] for r in rows],
                          "ticker": [r[1] for r in rows], "trades": [r[2] for r in rows],
                          "volume": [r[3] for r in rows], "vwap": [round(r[4], 2) for r in rows]})
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import lateness
-from . import time as T
+from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer
 from .errors import EventError, one_line
 from .log import entry_schema
@@ -52,10 +52,10 @@ def _rowtimes(col: pa.ChunkedArray, name: str) -> np.ndarray:
         elif pa.types.is_integer(t):
             out = pc.cast(col, pa.int64()).to_numpy()
         elif pa.types.is_string(t) or pa.types.is_large_string(t):
-            out = np.array([T.parse_timestamp(v) for v in col.to_pylist()], dtype=np.int64)
+            out = np.array([sqltime.parse_timestamp(v) for v in col.to_pylist()], dtype=np.int64)
         else:
             raise EventError(f"column {name} must hold timestamps or epoch milliseconds, not {t}")
-    except (T.TimeFormatError, pa.ArrowException, OverflowError) as e:
+    except (sqltime.TimeFormatError, pa.ArrowException, OverflowError) as e:
         raise EventError(one_line(f"column {name}: {e}", limit=300)) from None
     return out
 
@@ -85,7 +85,7 @@ def check_load(wb, streams, data, rowtime: str) -> CheckedLoad:
     rt_col = table.column(names[rowtime.upper()])
     if rt_col.null_count and "ERROR" not in names:
         raise EventError(f"column {rowtime} has NULLs; every event needs a time")
-    rt = _rowtimes(rt_col.fill_null(T.NO_TIME) if pa.types.is_integer(rt_col.type) else rt_col, rowtime)
+    rt = _rowtimes(rt_col.fill_null(sqltime.NO_TIME) if pa.types.is_integer(rt_col.type) else rt_col, rowtime)
     is_bound = np.zeros(n, dtype=bool)
     if "BOUND" in names:
         is_bound = np.asarray(table.column(names["BOUND"]).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
@@ -210,14 +210,14 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
     clock0 = lateness.clock(st, DEFAULT_PRODUCER)
     n = len(rt)
     refused = np.array([e is not None for e in errors], dtype=bool) if n else np.zeros(0, dtype=bool)
-    rt = np.where(refused, T.NO_TIME, rt)      # a refused record moves no clock
+    rt = np.where(refused, sqltime.NO_TIME, rt)      # a refused record moves no clock
     # a late row does not move the clock, so the clock before event i is the running maximum
     before = lateness.running_clocks(clock0, rt)
     after = np.maximum(before, rt)
-    backwards = bound & (rt < lateness.running_clocks(prod.clock if prod else T.NO_TIME, rt))
+    backwards = bound & (rt < lateness.running_clocks(prod.clock if prod else sqltime.NO_TIME, rt))
     if backwards.any():
         i = int(np.nonzero(backwards)[0][0])
-        raise EventError(f"bound {T.format_timestamp(int(rt[i]))} on stream {d.name} (event {i + 1} of the load) "
+        raise EventError(f"bound {sqltime.format_timestamp(int(rt[i]))} on stream {d.name} (event {i + 1} of the load) "
                          f"is before the producer's clock; a producer's bound cannot move backwards")
     late = lateness.late_rows(before, rt, ~bound & ~refused)
     rows = ~bound & ~late & ~refused

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable
 
 import pyarrow as pa
 
-from . import time as T
+from . import time as sqltime
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
 from .runtime.released import OutputRow, ReleasedBatch
@@ -46,7 +46,7 @@ class ContinuousQuery:
     million-row replay does not become a million Python objects; :attr:`rows` builds
     :class:`OutputRow` objects on first use."""
 
-    def __init__(self, wb: "Workbench", name: str, plan: Query, start_seq: int):
+    def __init__(self, wb, name: str, plan: Query, start_seq: int):    # wb: its Workbench
         self.wb = wb
         self.name = name
         self.plan = plan
@@ -57,7 +57,7 @@ class ContinuousQuery:
         self._bound_seqs: list[int] = []          # steps where the output bound changed ...
         self._bound_vals: list[int] = []          # ... and its value after each of them
         self._bounds_dict: dict | None = None
-        self.output_bound: int = T.NO_TIME
+        self.output_bound: int = sqltime.NO_TIME
         self.processed_seq = start_seq
         self.running = True
         self.error: str | None = None
@@ -258,10 +258,10 @@ class ContinuousQuery:
         meta = [m if m not in self.columns else f"${m}" for m in ("STEP", "ROWTIME")]   # a column may be named so
         df.columns = meta + self.columns
         df = df.rename(columns={meta[1]: "ROWTIME"}) if meta[1] == "ROWTIME" else df
-        df[meta[1]] = [T.format_timestamp(v) for v in df[meta[1]]]
+        df[meta[1]] = [sqltime.format_timestamp(v) for v in df[meta[1]]]
         for f in self.plan.columns:
             if f.type.name == "TIMESTAMP":
-                df[f.name] = [T.format_timestamp(v) if v == v and v is not None else None for v in df[f.name]]
+                df[f.name] = [sqltime.format_timestamp(v) if v == v and v is not None else None for v in df[f.name]]
         return df
 
     def wait(self, timeout: float | None = None) -> "ContinuousQuery":
@@ -294,7 +294,7 @@ class ContinuousQuery:
     def __repr__(self):
         state = "running" if self.running else "stopped"
         rows = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
-        return f"<ContinuousQuery {self.name} ({state}, {rows}, bound {T.format_timestamp(self.output_bound)})>"
+        return f"<ContinuousQuery {self.name} ({state}, {rows}, bound {sqltime.format_timestamp(self.output_bound)})>"
 
 
 class _Listeners:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from . import time as T
+from . import time as sqltime
 
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 
@@ -86,8 +86,8 @@ class LateRowError(StreamSqlError):
         who = f" from producer {producer}" if producer and producer != "default" else ""
         whose = "that producer's clock" if producer_clock else "the stream clock"
         super().__init__(
-            f"late row{who} in stream {stream}: rowtime {T.format_timestamp(rowtime)} is before "
-            f"{whose} {T.format_timestamp(clock)}; the row was rejected (see the error stream)")
+            f"late row{who} in stream {stream}: rowtime {sqltime.format_timestamp(rowtime)} is before "
+            f"{whose} {sqltime.format_timestamp(clock)}; the row was rejected (see the error stream)")
 
 
 class NameInUseError(StreamSqlError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import time as T
+from . import time as sqltime
 from .catalog import Event
 from .errors import one_line
 
@@ -55,13 +55,13 @@ def event_from_json(d: dict, where: str = "event") -> Event:
             return Event(d["stream"], "attach", producer=prod)
         if "bound" in d:
             key = "bound"
-            return Event(d["stream"], "bound", T.parse_timestamp(d["bound"]), strict=bool(d.get("strict")),
+            return Event(d["stream"], "bound", sqltime.parse_timestamp(d["bound"]), strict=bool(d.get("strict")),
                          producer=prod)
         if "rowtime" in d:
             vals = d.get("values", {})
             if not isinstance(vals, dict):
                 raise EventsFileError(f"{where}: \"values\" must be an object")
-            return Event(d["stream"], "row", T.parse_timestamp(d["rowtime"]), vals, producer=prod)
-    except (T.TimeFormatError, OverflowError, ValueError) as e:
+            return Event(d["stream"], "row", sqltime.parse_timestamp(d["rowtime"]), vals, producer=prod)
+    except (sqltime.TimeFormatError, OverflowError, ValueError) as e:
         raise EventsFileError(f"{where}: \"{key}\": {one_line(str(e), limit=200)}") from None
     raise EventsFileError(f"{where}: an event needs \"rowtime\" (a row), \"bound\", \"attach\" or \"detach\"")

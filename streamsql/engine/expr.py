@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import functions as F
-from . import time as T
+from . import time as sqltime
 from .types import SqlType
 
 
@@ -265,16 +265,16 @@ def _arrow(e: Expr) -> ArrowFn | None:
 
 def apply_rowtime_map(e: Expr, t: int, input: int = 0) -> int:
     """Value of a monotonic rowtime expression at rowtime ``t`` (maps bounds like rows)."""
-    if t <= T.NO_TIME:
-        return T.NO_TIME
-    if t >= T.END_OF_TIME:
-        return T.END_OF_TIME
+    if t <= sqltime.NO_TIME:
+        return sqltime.NO_TIME
+    if t >= sqltime.END_OF_TIME:
+        return sqltime.END_OF_TIME
     rts = (t,) * (input + 1)
     try:
         v = compile_expr(e)((), rts)
     except CalcError:      # beyond the TIMESTAMP range: no row at or after t can be stamped
-        return T.END_OF_TIME
-    return T.NO_TIME if v is None else int(v)
+        return sqltime.END_OF_TIME
+    return sqltime.NO_TIME if v is None else int(v)
 
 
 def is_time_key(e: Expr) -> bool:
@@ -288,7 +288,7 @@ def is_time_key(e: Expr) -> bool:
             return pure(x.args[0])
         if isinstance(x, Call) and x.fn in ("+", "-") and len(x.args) == 2:
             a, b = x.args
-            return pure(a) and isinstance(b, Lit) and isinstance(b.value, T.Interval)
+            return pure(a) and isinstance(b, Lit) and isinstance(b.value, sqltime.Interval)
         return False
     return e.type.name == "TIMESTAMP" and pure(e)
 
@@ -297,11 +297,11 @@ def rowtime_map_array(e: Expr, a: np.ndarray) -> np.ndarray:
     """Vectorised :func:`apply_rowtime_map` over int64 times (timelines of whole batches): a time
     whose mapping leaves the TIMESTAMP range anywhere on the way maps to END_OF_TIME, as there."""
     a = np.asarray(a, dtype=np.int64)
-    lo, hi = a <= T.NO_TIME, a >= T.END_OF_TIME
+    lo, hi = a <= sqltime.NO_TIME, a >= sqltime.END_OF_TIME
     bad = np.zeros(len(a), dtype=bool)
     r = _map_array(e, np.where(lo | hi, F.TS_MIN, a), bad)
-    r = np.where(bad, T.END_OF_TIME, r)
-    r = np.where(lo, T.NO_TIME, np.where(hi, T.END_OF_TIME, r))
+    r = np.where(bad, sqltime.END_OF_TIME, r)
+    r = np.where(lo, sqltime.NO_TIME, np.where(hi, sqltime.END_OF_TIME, r))
     return r.astype(np.int64)
 
 
@@ -319,14 +319,14 @@ def _map_array(e: Expr, a: np.ndarray, bad: np.ndarray) -> np.ndarray:
     if isinstance(e, Rowtime):
         return a
     if isinstance(e, Lit):
-        return np.full_like(a, e.value if not isinstance(e.value, T.Interval) else 0)
+        return np.full_like(a, e.value if not isinstance(e.value, sqltime.Interval) else 0)
     if isinstance(e, Call):
         if e.fn == "FLOOR_TO":
-            return _in_range(T.floor_to_array(_map_array(e.args[0], a, bad), e.arg), bad)
+            return _in_range(sqltime.floor_to_array(_map_array(e.args[0], a, bad), e.arg), bad)
         if e.fn == "CEIL_TO":
             x = _map_array(e.args[0], a, bad)
-            f = T.floor_to_array(x, e.arg)
-            return _in_range(np.where(f == x, x, T.next_boundary_array(f, e.arg)), bad)
+            f = sqltime.floor_to_array(x, e.arg)
+            return _in_range(np.where(f == x, x, sqltime.next_boundary_array(f, e.arg)), bad)
         if e.fn == "STEP":
             x = _map_array(e.args[0], a, bad)
             return _in_range(x - np.mod(x, e.arg.millis), bad)
@@ -334,13 +334,13 @@ def _map_array(e: Expr, a: np.ndarray, bad: np.ndarray) -> np.ndarray:
             return _map_array(e.args[0], a, bad)
         if e.fn in ("+", "-"):
             x, y = e.args
-            if isinstance(y, Lit) and isinstance(y.value, T.Interval):
+            if isinstance(y, Lit) and isinstance(y.value, sqltime.Interval):
                 iv = y.value if e.fn == "+" else -y.value
                 base = _map_array(x, a, bad)
                 if iv.months:
                     base = _in_range(_add_months_exact(base, iv.months, bad), bad)
                 return _in_range(base + iv.millis, bad)
-            if isinstance(x, Lit) and isinstance(x.value, T.Interval) and e.fn == "+":
+            if isinstance(x, Lit) and isinstance(x.value, sqltime.Interval) and e.fn == "+":
                 return _map_array(Call("+", (y, x), e.type), a, bad)
     # fall back to the scalar path (rare expressions)
     f = compile_expr(e)
@@ -351,7 +351,7 @@ def _map_array(e: Expr, a: np.ndarray, bad: np.ndarray) -> np.ndarray:
         except CalcError:
             r = None
             bad[k] = True
-        out[k] = T.NO_TIME if r is None else int(r)
+        out[k] = sqltime.NO_TIME if r is None else int(r)
     return out
 
 
@@ -359,7 +359,7 @@ def _add_months_exact(a: np.ndarray, months: int, bad: np.ndarray) -> np.ndarray
     out = np.empty(len(a), dtype=np.int64)
     for k, v in enumerate(a.tolist()):
         try:
-            out[k] = T.add_interval(int(v), T.Interval(months=months))
+            out[k] = sqltime.add_interval(int(v), sqltime.Interval(months=months))
         except (OverflowError, ValueError):     # beyond year 1 or 9999
             out[k] = F.TS_MIN
             bad[k] = True

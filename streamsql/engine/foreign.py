@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import time as T
+from . import time as sqltime
 from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
 from .errors import SqlError, one_line
 from .types import arrow_type
@@ -209,9 +209,9 @@ class FileReader:
             for k, v in enumerate(times):
                 if v is None and errors[k] is None:
                     errors[k] = f"column {self.rowtime_column} (the rowtime) is empty"
-            rt = np.array([T.NO_TIME if v is None else v for v in times], dtype=np.int64)
+            rt = np.array([sqltime.NO_TIME if v is None else v for v in times], dtype=np.int64)
         else:
-            clock = self.wb.clock(self.stream) or T.NO_TIME
+            clock = self.wb.clock(self.stream) or sqltime.NO_TIME
             rt = np.full(n, max(int(_time.time() * 1000), clock), dtype=np.int64)
         for k in range(n):
             if errors[k] is None and not MIN_EVENT_TIME <= rt[k] <= MAX_EVENT_TIME:
@@ -227,7 +227,7 @@ class FileReader:
                 error_data.append(json.dumps(where))
         good_rt = rt[[e is None for e in errors]] if n else rt
         last = int(good_rt.max()) if len(good_rt) else None
-        data = {"ROWTIME": np.concatenate([rt, [last if last is not None else T.NO_TIME]]),
+        data = {"ROWTIME": np.concatenate([rt, [last if last is not None else sqltime.NO_TIME]]),
                 "BOUND": [False] * n + [last is not None],
                 "ERROR": errors + [None], "ERROR_DATA": error_data + [None]}
         for f, col in zip(self.fields, typed):
@@ -286,8 +286,8 @@ def _parse_times(col) -> tuple[list, list]:
             vals.append(None)
             continue
         try:
-            vals.append(T.parse_timestamp(str(v).strip()))
-        except T.TimeFormatError as e:
+            vals.append(sqltime.parse_timestamp(str(v).strip()))
+        except sqltime.TimeFormatError as e:
             vals.append(None)
             bad.append((k, f"not a timestamp: {e}"))
     return vals, bad

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from . import time as T
+from . import time as sqltime
 from .log import atomic_write
 from .types import arrow_type
 
@@ -74,9 +74,9 @@ def plain(v):
     if isinstance(v, decimal.Decimal):
         return int(v) if v.is_finite() and v == v.to_integral_value() else str(v)
     if isinstance(v, dt.datetime):
-        return T.parse_timestamp(v)
+        return sqltime.parse_timestamp(v)
     if isinstance(v, dt.date):
-        return T.parse_timestamp(dt.datetime(v.year, v.month, v.day))
+        return sqltime.parse_timestamp(dt.datetime(v.year, v.month, v.day))
     return str(v)
 
 

@@ -16,7 +16,7 @@ import logging
 
 import numpy as np
 
-from . import time as T
+from . import time as sqltime
 from .types import dumps_row
 
 log = logging.getLogger("streamsql.late")
@@ -25,7 +25,7 @@ log = logging.getLogger("streamsql.late")
 def producer_clock(st, producer: str) -> int:
     """The clock of ``producer`` on a stream whose state is ``st`` (NO_TIME unless attached)."""
     prod = st.producers.get(producer)
-    return prod.clock if prod is not None and prod.attached else T.NO_TIME
+    return prod.clock if prod is not None and prod.attached else sqltime.NO_TIME
 
 
 def clock(st, producer: str) -> int:
@@ -59,8 +59,8 @@ def message(stream: str, rowtime: int, clock: int, producer: str | None = None) 
     """The error stream's MESSAGE; ``producer`` when the row violated its producer's clock
     rather than the stream's."""
     whose = "the stream clock" if producer is None else f"the clock of its producer {producer}"
-    return (f"Late row in stream {stream}: rowtime {T.format_timestamp(rowtime)} is before {whose} "
-            f"{T.format_timestamp(clock)}")
+    return (f"Late row in stream {stream}: rowtime {sqltime.format_timestamp(rowtime)} is before {whose} "
+            f"{sqltime.format_timestamp(clock)}")
 
 
 def reject(st, est, stream: str, rowtime: int, clock: int, data: dict, producer: str, seq: int,
@@ -76,7 +76,7 @@ def reject(st, est, stream: str, rowtime: int, clock: int, data: dict, producer:
     est.rows_in += 1
     if is_power_of_ten(st.late_count):
         log.warning("late row #%d in stream %s (step %d): rowtime %s is before the stream clock %s",
-                    st.late_count, stream, seq, T.format_timestamp(rowtime), T.format_timestamp(clock))
+                    st.late_count, stream, seq, sqltime.format_timestamp(rowtime), sqltime.format_timestamp(clock))
     return t, (t, "WARNING", "LATE_ROW", msg, rowtime, dumps_row(data), stream, producer, seq)
 
 

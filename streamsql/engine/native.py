@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import time as T
+from . import time as sqltime
 from .errors import StreamSqlError
 from .expr import Call, Rowtime
 from .operators.timekey import TimeKey
@@ -137,8 +137,8 @@ def _check_aggregate(a: Aggregate) -> int:
     tk = TimeKey(a.keys[a.time_key])
     if tk.shift:
         raise _no("a shifted period (FLOOR(ROWTIME + c))", "Spark's windows start at the epoch")
-    if tk.kind == "FLOOR_TO" and tk.arg in T.FIXED_UNITS and tk.arg != "WEEK":
-        ms = T.FIXED_UNITS[tk.arg]
+    if tk.kind == "FLOOR_TO" and tk.arg in sqltime.FIXED_UNITS and tk.arg != "WEEK":
+        ms = sqltime.FIXED_UNITS[tk.arg]
     elif tk.kind == "STEP" and tk.arg.is_fixed:
         ms = tk.arg.millis
     else:
@@ -177,8 +177,8 @@ class NativeEvent:
     def text(self, fields) -> str:
         """The event as the step tables print it (``ORDERS 10:00 1 ORCL 100``)."""
         if self.kind == "bound":
-            return f"{self.stream} bound {T.show_time(self.rowtime, short=True)}"
-        return f"{self.stream} {T.show_time(self.rowtime, short=True)} {values_text(self.values, fields)}"
+            return f"{self.stream} bound {sqltime.show_time(self.rowtime, short=True)}"
+        return f"{self.stream} {sqltime.show_time(self.rowtime, short=True)} {values_text(self.values, fields)}"
 
 
 def native_events(journaled, coerce) -> list[NativeEvent]:
@@ -289,12 +289,12 @@ class Comparison:
 
     def row_text(self, r) -> str:
         """A row as the seeds' step tables print it: rowtime, then the values."""
-        return f"{T.show_time(r.rowtime, short=True)} {values_text(r.values, self.fields)}"
+        return f"{sqltime.show_time(r.rowtime, short=True)} {values_text(r.values, self.fields)}"
 
 
 def values_text(values, fields) -> str:
     """Values as the step tables print them (timestamps as times of day)."""
-    return " ".join(T.show_time(v, short=True) if f.type.name == "TIMESTAMP" and v is not None
+    return " ".join(sqltime.show_time(v, short=True) if f.type.name == "TIMESTAMP" and v is not None
                     else format_value(v, f.type) for v, f in zip(values, fields))
 
 
@@ -398,7 +398,7 @@ class _Why:
         e = s.event
         if e.kind == "bound":
             return f"the bound of {e.stream} alone released it at step {step}"
-        return f"the {e.stream} row at {T.show_time(e.rowtime, short=True)} released it at step {step}"
+        return f"the {e.stream} row at {sqltime.show_time(e.rowtime, short=True)} released it at step {step}"
 
     def spark(self, t: RowTiming) -> str:
         s = self.steps[t.spark]
@@ -409,8 +409,8 @@ class _Why:
         until = spark_waits_for(self.shape, t.rowtime, t.values)
         if until is None:
             return f"Spark emits a joined pair as soon as both rows are in, at step {t.spark}, in no rowtime order"
-        return (f"Spark waits until {self.wm_words()} passes {T.show_time(until, short=True)}, "
-                f"at step {t.spark} (watermark {T.show_time(s.watermark, short=True)})")
+        return (f"Spark waits until {self.wm_words()} passes {sqltime.show_time(until, short=True)}, "
+                f"at step {t.spark} (watermark {sqltime.show_time(s.watermark, short=True)})")
 
     def line(self, t: RowTiming) -> str:
         if t.ours is not None and t.spark is not None:
@@ -425,18 +425,18 @@ class _Why:
         if dropped:
             d = dropped[0]
             return (f"Spark has no such row: it dropped the {d.event.stream} row at "
-                    f"{T.show_time(d.event.rowtime, short=True)} (step {d.step}) as late")
+                    f"{sqltime.show_time(d.event.rowtime, short=True)} (step {d.step}) as late")
         until = spark_waits_for(self.shape, t.rowtime, t.values)
         if until is not None:
-            return (f"Spark has not emitted it: {self.wm_words()} ({T.show_time(wm, short=True)}) "
-                    f"has not passed {T.show_time(until, short=True)}")
+            return (f"Spark has not emitted it: {self.wm_words()} ({sqltime.show_time(wm, short=True)}) "
+                    f"has not passed {sqltime.show_time(until, short=True)}")
         return "Spark has not emitted it"
 
     def ours_missing(self, t: RowTiming) -> str:
         late = [s for s in self.steps.values() if s.event.status == "late" and not s.dropped]
         if late:
             e = late[0].event
-            return (f"this query rejected the {e.stream} row at {T.show_time(e.rowtime, short=True)} "
+            return (f"this query rejected the {e.stream} row at {sqltime.show_time(e.rowtime, short=True)} "
                     f"(step {e.step}) as late, into the error stream, where Spark's watermark let it in")
         return "this query has not released it (yet)"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import time as T
+from . import time as sqltime
 from .catalog import Event, LogEntry
 from .errors import SqlError, StreamSqlError
 from .plan import CreatePump
@@ -26,7 +26,7 @@ class PumpRunner:
     columns: list[str]          # target columns the query's columns go to, in order
     query: object               # the pump's query, stepped in process (runtime.engines.in_process_query)
     sources: set[str]
-    last_bound: int = T.NO_TIME
+    last_bound: int = sqltime.NO_TIME
 
 
 def _graph(pumps: dict) -> dict[str, set[str]]:
@@ -184,7 +184,7 @@ class Pumps:
                 o = c.apply(Event(r.target, "row", row.rowtime, values, producer=n), seq, out)
                 if o.status == "error":
                     c.report_pump_error(seq, r.target, n, o.message, row.rowtime, values, out)
-            if b.bound is not None and b.bound > r.last_bound and b.bound < T.END_OF_TIME:
+            if b.bound is not None and b.bound > r.last_bound and b.bound < sqltime.END_OF_TIME:
                 c.apply(Event(r.target, "bound", b.bound, producer=n), seq, out)
                 r.last_bound = b.bound
 

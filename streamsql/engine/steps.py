@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from . import time as T
+from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, Outcome
 from .runtime.trace_records import describe_reason, describe_wait  # noqa: F401  (the trace's words)
 from .types import format_value, to_json_value
@@ -51,7 +51,7 @@ class BoundLines:
     rows in release order (:meth:`row`) and ask at each step's end (:meth:`line`)."""
 
     def __init__(self):
-        self.last_bound = self.last_row = T.NO_TIME
+        self.last_bound = self.last_row = sqltime.NO_TIME
 
     def row(self, rowtime: int) -> None:
         self.last_row = max(self.last_row, rowtime)
@@ -76,27 +76,27 @@ def replay_lines(query, outcomes: list[Outcome], base: int = 0, bounds: bool = F
         for e in st.errors:
             out.append({"step": st.step, "calc_error": calc_error_line(e, names)})
         for r in st.rows:
-            out.append({"step": st.step, "rowtime": T.format_timestamp(r.rowtime),
+            out.append({"step": st.step, "rowtime": sqltime.format_timestamp(r.rowtime),
                         "values": {f.name: to_json_value(v, f.type) for f, v in zip(fields, r.values)}})
             lines.row(r.rowtime)
         o = st.outcome
         if o is not None and o.status == "late":
             out.append({"step": st.step, "late": {"stream": names.get(o.event.stream, o.event.stream),
-                                                   "rowtime": T.format_timestamp(o.event.rowtime),
-                                                   "clock": T.format_timestamp(o.clock)}})
+                                                   "rowtime": sqltime.format_timestamp(o.event.rowtime),
+                                                   "clock": sqltime.format_timestamp(o.clock)}})
         elif o is not None and o.status == "error":
             out.append({"step": st.step, "error": o.message})
         if bounds:
             b = query.output_bound_at(st.step + base)
             if lines.line(b):
-                out.append({"step": st.step, "bound": T.format_timestamp(b)})
+                out.append({"step": st.step, "bound": sqltime.format_timestamp(b)})
     return out
 
 
 def calc_error_line(e, names: dict | None = None) -> dict:
     """The ``calc_error`` object of a replay line (the semantics, section 5)."""
     names = names or {}
-    return {"rowtime": T.format_timestamp(e.data_rowtime), "name": e.name, "sqlstate": e.sqlstate,
+    return {"rowtime": sqltime.format_timestamp(e.data_rowtime), "name": e.name, "sqlstate": e.sqlstate,
             "stream": names.get(e.stream, e.stream), "message": e.message}
 
 
@@ -166,7 +166,7 @@ def _instant(v):
 
 
 def _short(ms: int | None) -> str:
-    return T.show_time(ms, short=True)
+    return sqltime.show_time(ms, short=True)
 
 
 def event_text(ev, *, kind_first: bool = False, stream: bool = False) -> str:

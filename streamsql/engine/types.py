@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from . import time as T
+from . import time as sqltime
 
 INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")
 APPROX_TYPES = ("REAL", "DOUBLE")
@@ -236,10 +236,10 @@ def to_json_value(v, t: SqlType | None = None):
     if v is None:
         return None
     if t is not None and t.name == "TIMESTAMP":
-        return T.format_timestamp(v)
+        return sqltime.format_timestamp(v)
     if isinstance(v, decimal.Decimal):
         return int(v) if v == v.to_integral_value() and t is not None and t.scale == 0 else float(v)
-    if isinstance(v, T.Interval):
+    if isinstance(v, sqltime.Interval):
         return str(v)
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return str(v)
@@ -251,7 +251,7 @@ def format_value(v, t: SqlType | None = None) -> str:
     if v is None:
         return "null"
     if t is not None and t.name == "TIMESTAMP":
-        return T.format_timestamp(v)
+        return sqltime.format_timestamp(v)
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
     if isinstance(v, float):

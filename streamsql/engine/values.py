@@ -13,7 +13,7 @@ import decimal
 import math
 import re
 
-from . import time as T
+from . import time as sqltime
 from .types import APPROX_TYPES, INT_BITS, INTEGER_TYPES, STRING_TYPES, SqlType
 
 _INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
@@ -89,8 +89,8 @@ def parse_text(text: str, t: SqlType, *, where: str = "value", day: int | None =
         raise ValueRefused(where, t, f"{s!r} is not a BOOLEAN (TRUE or FALSE)")
     if n == "TIMESTAMP":
         try:
-            return T.parse_timestamp(s, day=day)
-        except T.TimeFormatError as e:
+            return sqltime.parse_timestamp(s, day=day)
+        except sqltime.TimeFormatError as e:
             raise ValueRefused(where, t, str(e)) from None
     if n == "INTERVAL":
         raise ValueRefused(where, t, "INTERVAL values cannot be typed in")
@@ -149,11 +149,11 @@ def coerce(value, t: SqlType, *, where: str = "value", day: int | None = None):
         if isinstance(value, bool):
             raise ValueRefused(where, t, f"{_shown(value)} is not a timestamp")
         try:
-            return T.parse_timestamp(value, day=day)
-        except T.TimeFormatError as e:
+            return sqltime.parse_timestamp(value, day=day)
+        except sqltime.TimeFormatError as e:
             raise ValueRefused(where, t, str(e)) from None
     if n == "INTERVAL":
-        if isinstance(value, T.Interval):
+        if isinstance(value, sqltime.Interval):
             return value
         raise ValueRefused(where, t, f"{_shown(value)} is not an interval")
     raise ValueRefused(where, t, f"cannot store {_shown(value)}")

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import lateness, statements
-from . import time as T
+from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
 from .continuous_query import ContinuousQuery, LoadResult, Result
@@ -356,9 +356,9 @@ class Workbench:
             d = c.stream(stream)
             st = c.state[d.name]
             own = lateness.clock(st, producer or DEFAULT_PRODUCER)
-            if own > T.NO_TIME:
+            if own > sqltime.NO_TIME:
                 return own, d.name
-            best, whose = T.NO_TIME, None
+            best, whose = sqltime.NO_TIME, None
             for name, other in c.streams.items():
                 if other.system:
                     continue
@@ -374,7 +374,7 @@ class Workbench:
         datetime."""
         if isinstance(t, str) and t.strip().lower() == "now":
             return now_ms()
-        if t is None or (isinstance(t, str) and T.is_time_of_day(t)):
+        if t is None or (isinstance(t, str) and sqltime.is_time_of_day(t)):
             clock, _whose = self.default_rowtime(stream, producer)
             if clock is None:
                 if t is None:
@@ -386,12 +386,12 @@ class Workbench:
             if t is None:
                 return clock
             try:
-                return T.parse_timestamp(t, day=T.day_of(clock))
-            except T.TimeFormatError as e:
+                return sqltime.parse_timestamp(t, day=sqltime.day_of(clock))
+            except sqltime.TimeFormatError as e:
                 raise EventError(one_line(str(e))) from None
         try:
-            return T.parse_timestamp(t)
-        except T.TimeFormatError as e:
+            return sqltime.parse_timestamp(t)
+        except sqltime.TimeFormatError as e:
             raise EventError(one_line(str(e))) from None
 
     # ------------------------------------------------------------------ history (relational SELECT)
@@ -440,11 +440,11 @@ class Workbench:
         """The clock of ``stream`` (epoch milliseconds), or None before its first row or bound."""
         d = self.catalog.stream(stream)
         b = self.catalog.clock(d.name)
-        return None if b <= T.NO_TIME else b
+        return None if b <= sqltime.NO_TIME else b
 
     def clocks(self) -> dict[str, int | None]:
         """Every stream's clock by name (None where a stream has none yet)."""
-        return {n: (None if st.bound <= T.NO_TIME else st.bound) for n, st in self.catalog.state.items()}
+        return {n: (None if st.bound <= sqltime.NO_TIME else st.bound) for n, st in self.catalog.state.items()}
 
     def streams(self) -> list[dict]:
         """One dict per stream: its columns, clock, producers with their clocks, pending and late rows."""
@@ -452,7 +452,7 @@ class Workbench:
         for n, d in self.catalog.streams.items():
             st = self.catalog.state[n]
             out.append({"name": n, "columns": [(f.name, str(f.type)) for f in d.fields],
-                        "clock": None if st.bound <= T.NO_TIME else st.bound,
+                        "clock": None if st.bound <= sqltime.NO_TIME else st.bound,
                         "producers": self.catalog.producer_clocks(n), "pending": len(st.pending),
                         "rows": st.rows_in, "late": st.late_count, "system": d.system})
         return out

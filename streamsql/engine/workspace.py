@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from . import time as T
+from . import time as sqltime
 from .catalog import Catalog
 from .errors import StreamSqlError, WorkspaceError
 from .lock import LOCK_FILE, WorkspaceLock
@@ -41,7 +41,7 @@ def streams_with_events(c: Catalog) -> list[str]:
 
 
 def _has_events(st) -> bool:
-    return bool(st.bound > T.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
+    return bool(st.bound > sqltime.NO_TIME or st.producers or st.pending or st.rows_in or st.late_count)
 
 
 def read_catalog(p: Path) -> tuple[Catalog, dict, int, dict | None]:

@@ -2,7 +2,7 @@
 and render as HTML, with nothing run-dependent in them."""
 from __future__ import annotations
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..widgets.render import html_table, text_table, ts
 
 
@@ -41,6 +41,6 @@ def queries_listing(wb) -> Listing:
     for name, q in wb.queries.items():
         state = "failed" if q.error else "running" if q.running else "stopped"
         rows.append([name, state, q.engine, ", ".join(q.plan.streams), str(len(q.rows)),
-                     ts(q.output_bound if q.output_bound > T.NO_TIME else None)])
+                     ts(q.output_bound if q.output_bound > sqltime.NO_TIME else None)])
     return Listing("Queries", ["Query", "State", "Engine", "Streams", "Rows", "Output bound"], rows,
                    "streamsql-queries")

@@ -11,7 +11,7 @@ import html
 
 import ipywidgets as widgets
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.errors import StreamSqlError
 from ..engine.types import format_value
 from ..engine.steps import event_text
@@ -24,7 +24,7 @@ QUESTION = "released at step?"
 
 
 def _time(text: str) -> str:
-    return T.format_time_of_day(T.parse_timestamp(text))
+    return sqltime.format_time_of_day(sqltime.parse_timestamp(text))
 
 
 def _event_cell(ev) -> str:

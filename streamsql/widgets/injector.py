@@ -22,7 +22,7 @@ from typing import Callable
 import anywidget
 from traitlets import Bool, Dict, List, Unicode
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.errors import LateRowError, StreamSqlError
 from ..engine.values import ValueRefused, parse_text, type_hint
 from .hooks import LiveView
@@ -187,7 +187,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         out, bad = {}, []
         clock, _whose = self.wb.default_rowtime(self.stream, _producer(producer if producer is not None
                                                                        else self.producer_name))
-        day = T.day_of(clock) if clock is not None else None
+        day = sqltime.day_of(clock) if clock is not None else None
         for f in self.fields:
             if f.type.nullable and f.name in nulls:
                 out[f.name] = None
@@ -354,7 +354,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
                 self.producers = options
             if clock != self._shown_clock:          # the bound field follows the clock (punctuate "now")
                 self._shown_clock = clock
-                self.bound_text = "" if clock is None else T.format_timestamp(clock)
+                self.bound_text = "" if clock is None else sqltime.format_timestamp(clock)
             self._placeholders()
 
     def _placeholders(self) -> None:
@@ -414,5 +414,5 @@ def rowtime_placeholder(blank: int | None, whose: str | None, stream: str) -> st
     if blank is None:
         return "no clock yet: YYYY-MM-DD HH:MM:SS or now"
     if whose == stream:
-        return f"{T.format_timestamp(blank)} (the clock)"
-    return f"{T.format_timestamp(blank)} ({whose}'s clock)"
+        return f"{sqltime.format_timestamp(blank)} (the clock)"
+    return f"{sqltime.format_timestamp(blank)} ({whose}'s clock)"

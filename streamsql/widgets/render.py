@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.steps import format_table
 
 #: inline style shared by every table (no <style> blocks with generated class names)
@@ -16,12 +16,12 @@ SCROLL = "overflow-x:auto;max-width:100%"
 
 def ts(ms: int | None) -> str:
     """A time for people: ``2006-10-10 10:00:00``, or ``none`` before a stream has a clock."""
-    return T.show_time(ms)
+    return sqltime.show_time(ms)
 
 
 def short(ms: int | None) -> str:
     """``HH:MM[:SS]`` (the step tables' form), or ``none``."""
-    return T.show_time(ms, short=True)
+    return sqltime.show_time(ms, short=True)
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:

@@ -18,7 +18,7 @@ import pandas  # noqa: F401 - Altair imports it on first use: here, on the impor
 import ipywidgets as widgets
 import numpy as np
 
-from ..engine import time as T
+from ..engine import time as sqltime
 from ..engine.operators.describe import AggregateState, JoinState, WindowState
 from .openstate import agg_node, aggregate_nodes, partials_text
 from ..engine.runtime.trace_records import clock_targets
@@ -79,7 +79,7 @@ _DAY = 86_400_000
 
 
 def _real(t) -> bool:
-    return t is not None and T.NO_TIME < t < T.END_OF_TIME
+    return t is not None and sqltime.NO_TIME < t < sqltime.END_OF_TIME
 
 
 def _rec(what: str, lane: str, t: int, *, t2: int | None = None, step: int | None = None, detail: str = "",

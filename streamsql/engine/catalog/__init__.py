@@ -16,7 +16,7 @@ from __future__ import annotations
 import time as _time
 from typing import Any, Iterable
 
-from .. import time as T
+from .. import time as sqltime
 from ..errors import EventError, SqlError, one_line
 from ..paths import safe_component
 from ..plan import Field, PumpInfo, StreamInfo, TableInfo, ViewInfo
@@ -249,7 +249,7 @@ class Catalog:
     def report_pump_error(self, seq: int, target: str, pump: str, message: str, rowtime: int, values: dict,
                           out: dict) -> None:
         """A row a pump could not insert into its target (:meth:`ErrorStream.pump_error`)."""
-        bound = self.state[target].bound if target in self.state else T.NO_TIME
+        bound = self.state[target].bound if target in self.state else sqltime.NO_TIME
         self.errors.pump_error(seq, target, bound, pump, message, rowtime, values, out)
 
     def _safe_values(self, d: StreamDef, values):
@@ -265,7 +265,7 @@ class Catalog:
 
     def producer_clocks(self, name: str) -> dict[str, int | None]:
         st = self.state[name]
-        return {p: (None if s.clock <= T.NO_TIME else s.clock) for p, s in st.producers.items() if s.attached}
+        return {p: (None if s.clock <= sqltime.NO_TIME else s.clock) for p, s in st.producers.items() if s.attached}
 
     # ------------------------------------------------------------------ snapshot
 

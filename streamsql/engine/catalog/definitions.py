@@ -6,12 +6,12 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 
-from .. import time as T
+from .. import time as sqltime
 from ..plan import Field
 
 #: the times an event may carry: the years 0001 to 9999 (what a TIMESTAMP can show)
-MIN_EVENT_TIME = T.from_datetime(_dt.datetime(1, 1, 1))
-MAX_EVENT_TIME = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
+MIN_EVENT_TIME = sqltime.from_datetime(_dt.datetime(1, 1, 1))
+MAX_EVENT_TIME = sqltime.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
 DEFAULT_PRODUCER = "default"
 
 
@@ -37,9 +37,9 @@ class Event:
         who = f" ({self.producer})" if self.producer and self.producer != DEFAULT_PRODUCER else ""
         if self.kind == "row":
             vals = ", ".join(f"{k}={v!r}" for k, v in (self.values or {}).items())
-            return f"{self.stream}{who} row {T.format_timestamp(self.rowtime)} {vals}".rstrip()
+            return f"{self.stream}{who} row {sqltime.format_timestamp(self.rowtime)} {vals}".rstrip()
         if self.kind == "bound":
-            return f"{self.stream}{who} bound {'>' if self.strict else '>='} {T.format_timestamp(self.rowtime)}"
+            return f"{self.stream}{who} bound {'>' if self.strict else '>='} {sqltime.format_timestamp(self.rowtime)}"
         return f"{self.stream}{who} {self.kind}"
 
 
@@ -53,8 +53,8 @@ class Outcome:
     status: str
     message: str | None = None
     clock: int | None = None           # for late rows: the clock the row violated
-    bound_before: int = T.NO_TIME      # the stream's bound before/after the event
-    bound_after: int = T.NO_TIME
+    bound_before: int = sqltime.NO_TIME      # the stream's bound before/after the event
+    bound_after: int = sqltime.NO_TIME
     released: int = 0                  # rows that left the stream because of this event
     late_count: int = 0
     producer_clock: bool = False       # the late row violated its producer's clock (not the stream's)

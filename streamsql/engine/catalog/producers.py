@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import lateness
-from .. import time as T
+from .. import time as sqltime
 from ..errors import EventError, StreamSqlError, one_line
 from ..paths import check_sql_name
 from .definitions import DEFAULT_PRODUCER, Event, LogEntry, Outcome, StreamDef, is_event_time
@@ -18,7 +18,7 @@ from .definitions import DEFAULT_PRODUCER, Event, LogEntry, Outcome, StreamDef, 
 
 @dataclass
 class Producer:
-    clock: int = T.NO_TIME
+    clock: int = sqltime.NO_TIME
     attached: bool = True
 
 
@@ -26,7 +26,7 @@ class Producer:
 class StreamState:
     """The moving parts of a stream: its bound (the strongest bound passed to readers), its
     producers and the rows waiting for slower producers."""
-    bound: int = T.NO_TIME
+    bound: int = sqltime.NO_TIME
     producers: dict[str, Producer] = field(default_factory=dict)
     pending: list = field(default_factory=list)   # sorted [(rowtime, seq, producer, values)]
     late_count: int = 0
@@ -40,7 +40,7 @@ class StreamState:
     def outgoing(self) -> int:
         """The bound the stream can pass on: the slowest attached producer's clock."""
         att = [max(s.clock, self.bound) for s in self.producers.values() if s.attached]
-        return min(att) if att else T.END_OF_TIME
+        return min(att) if att else sqltime.END_OF_TIME
 
 
 class Late(Exception):
@@ -88,13 +88,13 @@ def admit(d: StreamDef, st: StreamState, ev: Event, seq: int, out: dict[str, lis
     if ev.kind == "bound":
         if ev.rowtime is None:
             return Outcome(seq, ev, "error", f"a bound for stream {d.name} needs a time")
-        t = T.bound_value(ev.rowtime, ev.strict)
+        t = sqltime.bound_value(ev.rowtime, ev.strict)
         prod = st.producers.get(p)
         if prod is not None and prod.attached and t < prod.clock:
             who = "" if p == DEFAULT_PRODUCER else f"producer {p} of "
             return Outcome(seq, ev, "error",
-                           f"bound {T.format_timestamp(t)} on {who}stream {d.name} is before that "
-                           f"producer's clock {T.format_timestamp(prod.clock)}; a producer's bound "
+                           f"bound {sqltime.format_timestamp(t)} on {who}stream {d.name} is before that "
+                           f"producer's clock {sqltime.format_timestamp(prod.clock)}; a producer's bound "
                            f"cannot move backwards", bound_before=before, bound_after=before)
         if prod is None or not prod.attached:
             prod = st.producers[p] = Producer()
@@ -134,7 +134,7 @@ def flush(d: StreamDef, st: StreamState, seq: int, out: dict[str, list[LogEntry]
     new_bound = st.bound
     if leaving:
         new_bound = max(new_bound, leaving[-1][0])
-    if limit < T.END_OF_TIME:
+    if limit < sqltime.END_OF_TIME:
         new_bound = max(new_bound, limit)
     if not leaving and new_bound == st.bound:
         return 0

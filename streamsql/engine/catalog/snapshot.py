@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import decimal
 
-from .. import time as T
+from .. import time as sqltime
 from ..plan import Field
 from ..types import SqlType
 from .definitions import StreamDef, TableDef, ViewDef
@@ -67,7 +67,7 @@ def _field_from(j: dict) -> Field:
 def _value_json(v):
     if isinstance(v, decimal.Decimal):
         return {"$d": str(v)}
-    if isinstance(v, T.Interval):
+    if isinstance(v, sqltime.Interval):
         return {"$i": [v.months, v.millis]}
     return v
 
@@ -76,7 +76,7 @@ def _value_from(v):
     if isinstance(v, dict) and "$d" in v:
         return decimal.Decimal(v["$d"])
     if isinstance(v, dict) and "$i" in v:
-        return T.Interval(*v["$i"])
+        return sqltime.Interval(*v["$i"])
     return v
 
 

@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .. import time as T
+from .. import time as sqltime
 from ..types import SqlType
 from .errors import DATETIME_OVERFLOW, INVALID_CAST, CalcError
 from .spec import (INCREASING, NOT_MONOTONIC, Fn, fit_decimal, fit_float, fit_int, fit_timestamp, out_of_range,
@@ -57,7 +57,7 @@ def cast_value(v, src: SqlType, dst: SqlType):
     d, s = dst.name, src.name
     if d in ("VARCHAR", "CHAR"):
         if s == "TIMESTAMP":
-            r = T.format_timestamp(v)
+            r = sqltime.format_timestamp(v)
         elif s == "BOOLEAN":
             r = "true" if v else "false"
         elif s in ("DOUBLE", "REAL"):
@@ -104,8 +104,8 @@ def cast_value(v, src: SqlType, dst: SqlType):
         if isinstance(v, str):
             text = _text(v, _TS_RE, dst)
             try:
-                return fit_timestamp(T.parse_timestamp(text))
-            except T.TimeFormatError:
+                return fit_timestamp(sqltime.parse_timestamp(text))
+            except sqltime.TimeFormatError:
                 raise _invalid(dst) from None
         if isinstance(v, float) and not math.isfinite(v):
             raise out_of_range(dst)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import time as T
+from .. import time as sqltime
 from ..types import SqlType, format_value
 
 
@@ -86,7 +86,7 @@ def show_value(v, t: SqlType | None) -> str:
     if isinstance(v, str):
         return "'" + v.replace("'", "''") + "'"
     if t is not None and t.name == "TIMESTAMP" and isinstance(v, int):
-        return "TIMESTAMP '" + (T.format_timestamp(v) if T.NO_TIME < v < T.END_OF_TIME else str(v)) + "'"
+        return "TIMESTAMP '" + (sqltime.format_timestamp(v) if sqltime.NO_TIME < v < sqltime.END_OF_TIME else str(v)) + "'"
     return format_value(v, t)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import decimal
 import math
 
-from .. import time as T
+from .. import time as sqltime
 from ..types import DOUBLE, arithmetic_type, decimal_type
 from . import temporal
 from .errors import DIVISION_BY_ZERO, INVALID_LOG, INVALID_POWER, CalcError
@@ -114,7 +114,7 @@ _PAIRS = tuple((a, a) for a in NUMERIC_SAMPLE_TYPES) + (("INTEGER", "BIGINT"), (
 
 def _arith(op: str) -> Fn:
     mono = {"+": _plus_monotonic, "-": _minus_monotonic}.get(op)
-    ivs = (T.Interval(millis=T.DAY), T.Interval(months=12), T.Interval(millis=-T.HOUR))
+    ivs = (sqltime.Interval(millis=sqltime.DAY), sqltime.Interval(months=12), sqltime.Interval(millis=-sqltime.HOUR))
     samples = _PAIRS + (tuple(("TIMESTAMP", ("lit", "INTERVAL", iv)) for iv in ivs) if op in "+-" else ())
     return Fn(op, lambda ts, arg, op=op: arithmetic_type(op, ts[0], ts[1]), _arith_python,
               errors=_arith_errors(op), monotonic=mono, samples=samples)

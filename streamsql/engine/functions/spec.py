@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import time as T
+from .. import time as sqltime
 from ..types import INT_BITS, SqlType, quantize
 from .errors import DATETIME_OVERFLOW, NUMERIC_OUT_OF_RANGE, CalcError
 
@@ -55,8 +55,8 @@ def nullable(*types: SqlType) -> bool:
 
 INT_RANGE = {n: (-(1 << (b - 1)), (1 << (b - 1)) - 1) for n, b in INT_BITS.items()}
 #: TIMESTAMP values: years 0001 to 9999, as SQL says, in epoch milliseconds
-TS_MIN = T.from_datetime(_dt.datetime(1, 1, 1))
-TS_MAX = T.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
+TS_MIN = sqltime.from_datetime(_dt.datetime(1, 1, 1))
+TS_MAX = sqltime.from_datetime(_dt.datetime(9999, 12, 31, 23, 59, 59, 999000))
 
 
 def out_of_range(t: SqlType) -> CalcError:

@@ -5,7 +5,7 @@ overflow. Their Spark SQL is :mod:`streamsql.engine.runtime.spark.sqlfunctions.t
 """
 from __future__ import annotations
 
-from .. import time as T
+from .. import time as sqltime
 from ..types import TIMESTAMP
 from .errors import DATETIME_OVERFLOW, DIVISION_BY_ZERO, CalcError
 from .spec import NOT_MONOTONIC, Fn, fit_timestamp
@@ -15,9 +15,9 @@ def is_temporal_arith(t, ta, tb) -> bool:
     return "INTERVAL" in (t.name, ta.name, tb.name) or t.name == "TIMESTAMP"
 
 
-def _shifted(ms: int, iv: T.Interval) -> int:
+def _shifted(ms: int, iv: sqltime.Interval) -> int:
     try:
-        return fit_timestamp(T.add_interval(ms, iv))
+        return fit_timestamp(sqltime.add_interval(ms, iv))
     except (OverflowError, ValueError):
         raise CalcError(DATETIME_OVERFLOW, "for TIMESTAMP") from None
 
@@ -30,7 +30,7 @@ def arith_python(e):
     if ta.name == "INTERVAL" and tb.name == "TIMESTAMP":
         return lambda a, b: _shifted(b, a)
     if ta.name == "TIMESTAMP" and tb.name == "TIMESTAMP":
-        return lambda a, b: T.Interval(millis=a - b)
+        return lambda a, b: sqltime.Interval(millis=a - b)
     if ta.name == "INTERVAL" and tb.name == "INTERVAL":
         return lambda a, b: a + b if op == "+" else a - b
     if ta.name == "INTERVAL":
@@ -63,17 +63,17 @@ def _checked(f):
 
 def _floor_to_python(e):
     unit = e.arg
-    return _checked(lambda v: T.floor_to(v, unit))
+    return _checked(lambda v: sqltime.floor_to(v, unit))
 
 
 def _ceil_to_python(e):
     unit = e.arg
-    return _checked(lambda v: T.ceil_to(v, unit))
+    return _checked(lambda v: sqltime.ceil_to(v, unit))
 
 
 def _step_python(e):
     iv = e.arg
-    return _checked(lambda v: T.step_floor(v, iv))
+    return _checked(lambda v: sqltime.step_floor(v, iv))
 
 
 def _keeps_order(e, ms):
@@ -90,5 +90,5 @@ TABLE = [
        monotonic=_keeps_order, samples=_UNITS),
     Fn("STEP", _ts_type, _step_python, errors=("DATETIME_FIELD_OVERFLOW",),
        monotonic=_keeps_order,
-       samples=tuple((("TIMESTAMP",), T.Interval(millis=m)) for m in (15 * T.MINUTE, 1000 * T.DAY))),
+       samples=tuple((("TIMESTAMP",), sqltime.Interval(millis=m)) for m in (15 * sqltime.MINUTE, 1000 * sqltime.DAY))),
 ]

@@ -26,11 +26,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import time as T
+from .. import time as sqltime
 from ..functions import CalcError
 from ..types import dumps_row, to_json_value
 
-INF = T.END_OF_TIME
+INF = sqltime.END_OF_TIME
 
 
 @dataclass

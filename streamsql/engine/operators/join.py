@@ -16,7 +16,7 @@ from collections import deque
 
 import numpy as np
 
-from .. import time as T
+from .. import time as sqltime
 from ..errors import SqlError
 from ..expr import compile_expr
 from ..functions import CalcError
@@ -173,7 +173,7 @@ class JoinOp(_Refusing, Operator):
     def bound_eval(self, params, clocks):
         def shift(c, d):
             # a clock that is still "no time" (or already the end of time) stays so when shifted
-            return np.where(c <= T.NO_TIME, T.NO_TIME, np.where(c >= T.END_OF_TIME, T.END_OF_TIME, c + d))
+            return np.where(c <= sqltime.NO_TIME, sqltime.NO_TIME, np.where(c >= sqltime.END_OF_TIME, sqltime.END_OF_TIME, c + d))
         c0 = shift(clocks[:, 0], -self.f[0])
         c1 = shift(clocks[:, 1], -self.f[1])
         terms = [np.maximum(params[:, 0], c1), np.maximum(params[:, 1], c0), np.maximum(c0, c1),
@@ -209,7 +209,7 @@ class JoinOp(_Refusing, Operator):
 
     def frontier_reason(self, state, clocks, names):
         def shift(t, d):
-            return t if t <= T.NO_TIME or t >= T.END_OF_TIME else t + d
+            return t if t <= sqltime.NO_TIME or t >= sqltime.END_OF_TIME else t + d
         c = [shift(clocks[0], -self.f[0]), shift(clocks[1], -self.f[1])]
         terms = []
         for i in (0, 1):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import time as T
+from .. import time as sqltime
 from ..expr import compile_expr
 from ..functions import CalcError
 from ..plan import Sort, SortKey
@@ -126,7 +126,7 @@ class SortOp(Refusing, Operator):
         self.open_min = min(self.group_min.values(), default=INF)
         rows.sort(key=lambda r: r[1])
         prefix = encode_ints(gid) if isinstance(gid, int) else gid
-        out, stamp = [], T.NO_TIME
+        out, stamp = [], sqltime.NO_TIME
         for rowtime, key, row in rows:
             stamp = max(stamp, rowtime)
             out.append(Candidate(stamp, prefix + key, row))
@@ -187,7 +187,7 @@ class TSortOp(Operator):
         self.rest = list(node.keys[1:])
         self.names = [f.name for f in node.input.fields]
         self.types = [f.type for f in node.input.fields]
-        self.bound = T.NO_TIME
+        self.bound = sqltime.NO_TIME
         self.max_ts: int | None = None
         self.late_count = 0
         self.null_count = 0
@@ -230,9 +230,9 @@ class TSortOp(Operator):
     def _late(self, seq: int, ts: int, row: tuple) -> None:
         self.late_count += 1
         data = {n: to_json_value(v, t) for n, v, t in zip(self.names, row, self.types)}
-        msg = (f"Late row in T-sort (ORDER BY ... WITHIN {self.within} ms): ts {T.format_timestamp(ts)} is "
-               f"before the sort's bound {T.format_timestamp(self.bound)} (highest ts "
-               f"{T.format_timestamp(self.max_ts)} minus the WITHIN interval)")
+        msg = (f"Late row in T-sort (ORDER BY ... WITHIN {self.within} ms): ts {sqltime.format_timestamp(ts)} is "
+               f"before the sort's bound {sqltime.format_timestamp(self.bound)} (highest ts "
+               f"{sqltime.format_timestamp(self.max_ts)} minus the WITHIN interval)")
         self.errors.append(OperatorError(seq, "LATE_ROW", msg, self.bound, ts, dumps_row(data)))
         if len(self.errors) > MAX_PENDING_ERRORS:
             del self.errors[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import time as T
+from .. import time as sqltime
 from ..errors import SqlError
 from ..expr import Call, Col, Expr, Lit, Rowtime, apply_rowtime_map, remap, rowtime_map_array
 from ..types import SqlType
@@ -19,17 +19,17 @@ def _shift(e: Expr) -> int | None:
         return _shift(e.args[0])
     if isinstance(e, Call) and e.fn in ("+", "-") and len(e.args) == 2:
         x, y = e.args
-        if isinstance(y, Lit) and isinstance(y.value, T.Interval) and y.value.is_fixed:
+        if isinstance(y, Lit) and isinstance(y.value, sqltime.Interval) and y.value.is_fixed:
             s = _shift(x)
             return None if s is None else s + (y.value.millis if e.fn == "+" else -y.value.millis)
-        if e.fn == "+" and isinstance(x, Lit) and isinstance(x.value, T.Interval) and x.value.is_fixed:
+        if e.fn == "+" and isinstance(x, Lit) and isinstance(x.value, sqltime.Interval) and x.value.is_fixed:
             s = _shift(y)
             return None if s is None else s + x.value.millis
     return None
 
 
 def _fixed(x: Expr) -> bool:
-    return isinstance(x, Lit) and isinstance(x.value, T.Interval) and x.value.is_fixed
+    return isinstance(x, Lit) and isinstance(x.value, sqltime.Interval) and x.value.is_fixed
 
 
 def _peel(e: Expr) -> Expr:
@@ -77,7 +77,7 @@ def resolve_time_expr(e: Expr, node) -> Expr | None:
             if node.distinct_rows:
                 key = inner
             elif node.stamp is None:
-                one_ms = Lit(T.Interval(0, 1), SqlType("INTERVAL", nullable=False))
+                one_ms = Lit(sqltime.Interval(0, 1), SqlType("INTERVAL", nullable=False))
                 before = Call("-", (Rowtime(0), one_ms), SqlType("TIMESTAMP", nullable=False))
                 key = remap(inner, rowtime=lambda r: before)
             elif isinstance(node.stamp, Col) and node.stamp.index == node.time_key:
@@ -127,7 +127,7 @@ class TimeKey:
             # CAST(ROWTIME + c AS BIGINT) counts whole seconds since the epoch: a 1-second STEP
             s = _shift(inner.args[0])
             if s is not None:
-                return "STEP", s, T.Interval(0, T.SECOND)
+                return "STEP", s, sqltime.Interval(0, sqltime.SECOND)
         raise SqlError(f"cannot find the periods of the monotonic expression {e!r}; use FLOOR, CEIL or STEP "
                        "of ROWTIME (plus or minus a constant)")
 
@@ -135,18 +135,18 @@ class TimeKey:
         return apply_rowtime_map(self.expr, t)
 
     def period_end(self, t: int) -> int:
-        if t <= T.NO_TIME:
-            return T.NO_TIME
-        if t >= T.END_OF_TIME:
-            return T.END_OF_TIME
+        if t <= sqltime.NO_TIME:
+            return sqltime.NO_TIME
+        if t >= sqltime.END_OF_TIME:
+            return sqltime.END_OF_TIME
         x = t + self.shift
         if self.kind == "identity":
             return t + 1
         if self.kind == "FLOOR_TO":
-            return T.next_boundary(T.floor_to(x, self.arg), self.arg) - self.shift
+            return sqltime.next_boundary(sqltime.floor_to(x, self.arg), self.arg) - self.shift
         if self.kind == "CEIL_TO":
-            return T.ceil_to(x, self.arg) + 1 - self.shift
-        return T.step_floor(x, self.arg) + self.arg.millis - self.shift
+            return sqltime.ceil_to(x, self.arg) + 1 - self.shift
+        return sqltime.step_floor(x, self.arg) + self.arg.millis - self.shift
 
     def end_expr(self, t: Expr) -> Expr:
         """:meth:`period_end` of ``t`` (a TIMESTAMP expression, inside the time range) as an
@@ -154,40 +154,40 @@ class TimeKey:
         (the Spark runtime's relational GROUP BY stamps its groups with it): the rule stays here."""
         ts = SqlType("TIMESTAMP", nullable=False)
 
-        def plus(x: Expr, iv: T.Interval) -> Expr:
+        def plus(x: Expr, iv: sqltime.Interval) -> Expr:
             if not iv.months and not iv.millis:
                 return x
             return Call("+", (x, Lit(iv, SqlType("INTERVAL", nullable=False))), ts)
         if self.kind == "identity":
-            return plus(t, T.Interval(millis=1))
-        x = plus(t, T.Interval(millis=self.shift))
+            return plus(t, sqltime.Interval(millis=1))
+        x = plus(t, sqltime.Interval(millis=self.shift))
         if self.kind == "STEP":
             end = plus(Call("STEP", (x,), ts, arg=self.arg), self.arg)
         elif self.kind == "CEIL_TO":
-            end = plus(Call("CEIL_TO", (x,), ts, arg=self.arg), T.Interval(millis=1))
+            end = plus(Call("CEIL_TO", (x,), ts, arg=self.arg), sqltime.Interval(millis=1))
         else:
-            unit = T.unit_name(self.arg)
-            one = (T.Interval(millis=T.FIXED_UNITS[unit]) if unit in T.FIXED_UNITS
-                   else T.Interval(months=T.CALENDAR_UNITS[unit]))
+            unit = sqltime.unit_name(self.arg)
+            one = (sqltime.Interval(millis=sqltime.FIXED_UNITS[unit]) if unit in sqltime.FIXED_UNITS
+                   else sqltime.Interval(months=sqltime.CALENDAR_UNITS[unit]))
             end = plus(Call("FLOOR_TO", (x,), ts, arg=self.arg), one)
-        return plus(end, T.Interval(millis=-self.shift))
+        return plus(end, sqltime.Interval(millis=-self.shift))
 
     def period_end_array(self, t: np.ndarray) -> np.ndarray:
         t = np.asarray(t, dtype=np.int64)
-        lo, hi = t <= T.NO_TIME, t >= T.END_OF_TIME
+        lo, hi = t <= sqltime.NO_TIME, t >= sqltime.END_OF_TIME
         safe = np.where(lo | hi, 0, t)
         x = safe + self.shift
         if self.kind == "identity":
             r = safe + 1
         elif self.kind == "FLOOR_TO":
-            r = T.next_boundary_array(T.floor_to_array(x, self.arg), self.arg) - self.shift
+            r = sqltime.next_boundary_array(sqltime.floor_to_array(x, self.arg), self.arg) - self.shift
         elif self.kind == "CEIL_TO":
-            f = T.floor_to_array(x, self.arg)
-            c = np.where(f == x, x, T.next_boundary_array(f, self.arg))
+            f = sqltime.floor_to_array(x, self.arg)
+            c = np.where(f == x, x, sqltime.next_boundary_array(f, self.arg))
             r = c + 1 - self.shift
         else:
             r = x - np.mod(x, self.arg.millis) + self.arg.millis - self.shift
-        return np.where(lo, T.NO_TIME, np.where(hi, T.END_OF_TIME, r)).astype(np.int64)
+        return np.where(lo, sqltime.NO_TIME, np.where(hi, sqltime.END_OF_TIME, r)).astype(np.int64)
 
     def value_array(self, t: np.ndarray) -> np.ndarray:
         return rowtime_map_array(self.expr, t)

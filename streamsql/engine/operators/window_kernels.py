@@ -267,7 +267,7 @@ class AggregateKernels:
         """Replay the row path's running float sum: per partition, the additions (a row entering
         the frame) and subtractions (leaving it) in the order the row path makes them, restarted
         whenever the frame holds no value, accumulated sequentially."""
-        total, nP = self.total, self.n_points
+        nP = self.n_points
         lo, hi, bpid, bq, Sb, perm = self.lo, self.hi, self.bpid, self.bq, self.Sb, self.perm
         N = len(bq)
         fv = vals.typed

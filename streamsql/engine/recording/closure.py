@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import time as T
+from .. import time as sqltime
 from ..sql.spelling import names_in, sql_name, written_names
 
 
@@ -50,7 +50,7 @@ def _literal(v, t) -> str:
     if v is None:
         return "NULL"
     if t.name == "TIMESTAMP":
-        return f"TIMESTAMP '{T.format_timestamp(v)}'"
+        return f"TIMESTAMP '{sqltime.format_timestamp(v)}'"
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
     if isinstance(v, str):

@@ -3,7 +3,7 @@ their outcomes for the expected lines, and, for a query started late, the few ev
 its streams in the state the query found them in."""
 from __future__ import annotations
 
-from .. import time as T
+from .. import time as sqltime
 from ..catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome
 from ..errors import StreamSqlError
 from ..journal import JournalEvent
@@ -61,12 +61,12 @@ class EventLines:
         if kind == "row":
             if time is None:
                 return False
-            line["rowtime"] = T.format_timestamp(time)
+            line["rowtime"] = sqltime.format_timestamp(time)
             line["values"] = self.values(stream, values or {})
         elif kind == "bound":
             if time is None:
                 return False
-            line["bound"] = T.format_timestamp(time)
+            line["bound"] = sqltime.format_timestamp(time)
             if strict:
                 line["strict"] = True
         else:
@@ -93,7 +93,7 @@ class EventLines:
             held.setdefault(p, []).append(rt)
         b = st.bound
         setter = None
-        if b > T.NO_TIME:
+        if b > sqltime.NO_TIME:
             fast = [p for p, pr in attached if pr.clock >= b and p not in held]
             setter = fast[0] if fast else "_clock"
             self.add(None, stream, "bound", b, producer=setter)
@@ -105,7 +105,7 @@ class EventLines:
             elif p == setter:
                 if pr.clock > b:
                     self.add(None, stream, "bound", pr.clock, producer=p)
-            elif pr.clock > T.NO_TIME:
+            elif pr.clock > sqltime.NO_TIME:
                 self.add(None, stream, "bound", pr.clock, producer=p)
             else:
                 self.add(None, stream, "attach", producer=p)
@@ -129,7 +129,7 @@ def state_at(wb, streams: list[str], events: list[JournalEvent], q) -> dict:
         want = q.start_clocks.get(s)
         if want is not None and c.state[s].bound != want:
             raise SaveError(f"cannot save query {q.name}: the journal of stream {s} does not give the clock "
-                            f"{T.format_timestamp(want)} it had when the query started")
+                            f"{sqltime.format_timestamp(want)} it had when the query started")
     return {s: c.state[s] for s in streams}
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from .. import time as T
+from .. import time as sqltime
 from ..catalog import ERROR_STREAM
 from ..runtime.released import OutputRow
 from ..steps import replay_lines
@@ -134,7 +134,7 @@ def save_scenario(wb, prefix: str | Path, query=None, *, scratch: Callable, from
         bounds = {}
         if n_prefix:
             pre = replay_lines_of(scratch, sql, out.lines[:n_prefix])
-            bounds = {x["step"]: T.parse_timestamp(x["bound"]) for x in pre if "bound" in x}
+            bounds = {x["step"]: sqltime.parse_timestamp(x["bound"]) for x in pre if "bound" in x}
             notes.append(f"query {q.name} started at step {start}, after {len(before)} event"
                          f"{'s' if len(before) > 1 else ''} on its streams: the first {n_prefix} event"
                          f"{'s' if n_prefix != 1 else ''} restore their state then")

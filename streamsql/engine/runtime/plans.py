@@ -17,7 +17,7 @@ from ..errors import SqlError
 from ..expr import Call, Lit, Rowtime
 from ..operators.base import Operator
 from ..plan import Filter, Node, Project, StreamScan, Union
-from .. import time as T
+from .. import time as sqltime
 
 
 def make_operator(node: Node, tables) -> Operator:
@@ -73,9 +73,9 @@ def is_shift(e) -> bool:
         return True
     if isinstance(e, Call) and e.fn in ("+", "-") and len(e.args) == 2:
         x, y = e.args
-        if isinstance(y, Lit) and isinstance(y.value, T.Interval) and y.value.is_fixed:
+        if isinstance(y, Lit) and isinstance(y.value, sqltime.Interval) and y.value.is_fixed:
             return is_shift(x)
-        if e.fn == "+" and isinstance(x, Lit) and isinstance(x.value, T.Interval) and x.value.is_fixed:
+        if e.fn == "+" and isinstance(x, Lit) and isinstance(x.value, sqltime.Interval) and x.value.is_fixed:
             return is_shift(y)
     return False
 

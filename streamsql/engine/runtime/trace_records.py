@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .. import time as T
+from .. import time as sqltime
 from ..operators import describe as D
 
 #: held rows listed per operator in each trace record (the earliest ones; the count is exact)
@@ -90,8 +90,8 @@ def held_row(op_name: str, names, clocks, future: int, stamp: int, values: tuple
 
 def operator_trace(op, name: str, names, clocks, future: int, held: list, held_count: int, state) -> OperatorTrace:
     """``held``: ``(stamp, values)`` of the earliest held rows in ``(stamp, tie)`` order."""
-    present = min(clocks) if clocks else T.NO_TIME
-    lowest = min((s for s, _v in held), default=T.END_OF_TIME)
+    present = min(clocks) if clocks else sqltime.NO_TIME
+    lowest = min((s for s, _v in held), default=sqltime.END_OF_TIME)
     reason = None
     if any(s > future for s, _v in held) and op is not None:
         reason = op.frontier_reason(state, clocks, names)
@@ -103,11 +103,11 @@ def operator_trace(op, name: str, names, clocks, future: int, held: list, held_c
 # --------------------------------------------------------------------------- words
 
 def _t(t: int) -> str:
-    return T.format_timestamp(t)
+    return sqltime.format_timestamp(t)
 
 
 def _clamped(t: int) -> str:
-    return T.format_timestamp(max(T.NO_TIME, min(T.END_OF_TIME, t)))
+    return sqltime.format_timestamp(max(sqltime.NO_TIME, min(sqltime.END_OF_TIME, t)))
 
 
 def describe_reason(r) -> str:
@@ -139,7 +139,7 @@ def describe_reason(r) -> str:
 def describe_wait(w: Wait) -> str:
     """What a held row waits for, in words ("ORDERS clock must reach ... (now ...)")."""
     if w.input is not None:
-        now = _t(w.clock) if w.clock is not None and w.clock > T.NO_TIME else "none"
+        now = _t(w.clock) if w.clock is not None and w.clock > sqltime.NO_TIME else "none"
         return f"{w.input} clock must reach {_t(w.time)} (now {now})"
     if w.reason is not None:
         return describe_reason(w.reason)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .. import time as T
+from .. import time as sqltime
 from ..expr import Expr, Lit
 from ..plan import (AlterPump, ColumnDef, CreatePump, CreateStream, CreateTable, CreateView, Drop,
                     InsertValues, PumpInfo, SelectStatement, Statement, StreamInfo, TableInfo, ViewInfo)
@@ -278,7 +278,7 @@ def _assign(column: str, target: SqlType, e: Expr, at, source: Source) -> Expr:
             raise source.error(f"Cannot assign NULL to target column '{column}' of type {target}", at)
         return e
     if (column == "ROWTIME" and isinstance(e, Lit) and isinstance(e.value, str)
-            and (T.is_time_of_day(e.value) or e.value.strip().lower() == "now")):
+            and (sqltime.is_time_of_day(e.value) or e.value.strip().lower() == "now")):
         return e      # '10:02' or 'now': the workbench dates it by the stream clock when the row goes in
     if target.name == "TIMESTAMP" and isinstance(e, Lit) and isinstance(e.value, str):
         try:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from .. import time as T
+from .. import time as sqltime
 from .. import functions as F
 from ..expr import CONSTANT, CalcError, Call, Col, Expr, FUNCTIONS, Lit, Rowtime, compile_expr, monotonicity
 from ..types import (BIGINT, BOOLEAN, DOUBLE, INTEGER, INTERVAL, NULLTYPE, TIMESTAMP, SqlType,
@@ -150,8 +150,8 @@ def string_literal(text: str) -> Lit:
 
 def timestamp_literal(text: str, source: Source, at) -> Lit:
     try:
-        return Lit(T.parse_timestamp(text), TIMESTAMP.with_nullable(False))
-    except T.TimeFormatError as e:
+        return Lit(sqltime.parse_timestamp(text), TIMESTAMP.with_nullable(False))
+    except sqltime.TimeFormatError as e:
         raise source.error(f"Invalid TIMESTAMP literal '{text}': {e}", at) from None
 
 
@@ -448,8 +448,8 @@ def _cast(node, ctx):
     e = translate(node.this, ctx)
     if target.name == "TIMESTAMP" and isinstance(e, Lit) and isinstance(e.value, str):
         try:
-            return Lit(T.parse_timestamp(e.value), TIMESTAMP.with_nullable(False))
-        except T.TimeFormatError:
+            return Lit(sqltime.parse_timestamp(e.value), TIMESTAMP.with_nullable(False))
+        except sqltime.TimeFormatError:
             pass
     if e.type.name == "INTERVAL" and not target.is_string:
         raise ctx.source.error(f"Cannot cast INTERVAL to {tname(target)}", node)
@@ -464,7 +464,7 @@ def _timestamp_literal(node, ctx):
     return timestamp_literal(lit.this, ctx.source, node)
 
 
-def interval_value(node: exp.Interval, source: Source) -> T.Interval:
+def interval_value(node: exp.Interval, source: Source) -> sqltime.Interval:
     sign, v = 1, node.this
     while isinstance(v, (exp.Neg, exp.Paren)):
         if isinstance(v, exp.Neg):
@@ -480,8 +480,8 @@ def interval_value(node: exp.Interval, source: Source) -> T.Interval:
     else:
         first, last = unit.name, None
     try:
-        iv = T.parse_interval(str(v.this), first, last)
-    except T.TimeFormatError as e:
+        iv = sqltime.parse_interval(str(v.this), first, last)
+    except sqltime.TimeFormatError as e:
         raise source.error(f"Invalid interval: {e}", node) from None
     return -iv if sign < 0 else iv
 
@@ -510,8 +510,8 @@ def _floor_ceil(node, ctx):
         raise ctx.source.error(f"{name} takes one argument (or <timestamp> TO <unit>)", node)
     if to is not None:
         try:
-            unit = T.unit_name(to.name)
-        except T.TimeFormatError as e:
+            unit = sqltime.unit_name(to.name)
+        except sqltime.TimeFormatError as e:
             raise ctx.source.error(sentence(str(e)), to) from None
         fn = "FLOOR_TO" if floor else "CEIL_TO"
         if result_type(fn, [x], unit) is None:

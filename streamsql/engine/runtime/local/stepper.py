@@ -15,7 +15,7 @@ import copy
 import heapq
 from dataclasses import replace
 
-from ... import time as T
+from ... import time as sqltime
 from ...catalog import LogEntry
 from ...log import ROW
 from ...functions import CalcError
@@ -32,7 +32,7 @@ Rows = list  # [(rowtime, arrival, row, stream it came from)]
 
 
 class _Node:
-    clock: int = T.NO_TIME
+    clock: int = sqltime.NO_TIME
     name: str = ""
     index: int = 0          # post-order position (inputs first): the order of its errors in a step
 
@@ -54,7 +54,7 @@ class _Node:
 
 
 class _Scan(_Node):
-    def __init__(self, stream: str, clock: int = T.NO_TIME):
+    def __init__(self, stream: str, clock: int = sqltime.NO_TIME):
         self.stream = stream
         self.name = stream
         self.clock = clock
@@ -120,9 +120,9 @@ class _Host(_Node):
         self.children = children
         self.name = name
         self.pending: list[Candidate] = []
-        self.present = T.NO_TIME
-        self.future = T.NO_TIME
-        self.clocks: list[int] = [T.NO_TIME] * len(children)
+        self.present = sqltime.NO_TIME
+        self.future = sqltime.NO_TIME
+        self.clocks: list[int] = [sqltime.NO_TIME] * len(children)
         self.errors: list = []
         self.merge = isinstance(op, UnionOp)
 
@@ -160,7 +160,7 @@ class _Host(_Node):
         self.future = self.op.future_bound(clocks)
         out, self.pending = split_due(self.pending, limit(self.present, self.future))
         out.sort(key=release_order)
-        self.clock = output_bound(self.future, self.pending, T.END_OF_TIME)
+        self.clock = output_bound(self.future, self.pending, sqltime.END_OF_TIME)
         rows = []
         mine = self.origin()
         for c in out:
@@ -184,7 +184,7 @@ class _Host(_Node):
 
 def _build(node: Node, tables, clocks, nodes: list, order: dict) -> _Node:
     if isinstance(node, StreamScan):
-        n = _Scan(node.stream, clocks.get(node.stream, T.NO_TIME))
+        n = _Scan(node.stream, clocks.get(node.stream, sqltime.NO_TIME))
     elif isinstance(node, (Filter, Project)):
         n = _RowFn(node, _build(node.input, tables, clocks, nodes, order))
     elif isinstance(node, Union):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ... import time as T
+from ... import time as sqltime
 from ...operators.base import INF, Candidate, Operator
 from ...operators.release import split_due
 from .timeline import Timeline, union_points
@@ -69,7 +69,7 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
     steps every row (the reference the tests hold the batch path to)."""
     born = getattr(st, "born", None)
     if born is None or len(born) != len(st.held):   # state of an older version: born before this batch
-        born = [T.NO_TIME] * len(st.held)
+        born = [sqltime.NO_TIME] * len(st.held)
     tr = None
     if trace_from is not None:
         tr = BucketTrace(trace_from, [], None, [])
@@ -237,7 +237,7 @@ def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict],
             inputs = [Timeline(np.frombuffer(s, np.int64).copy(), np.frombuffer(v, np.int64).copy(), int(i))
                       for s, v, i in m["inputs"]]
     if inputs is None:
-        init = fs.clocks or [T.NO_TIME] * op.n_inputs
+        init = fs.clocks or [sqltime.NO_TIME] * op.n_inputs
         inputs = [Timeline.constant(c) for c in init]
     changes: dict[int, list] = {}
     for m in metas:

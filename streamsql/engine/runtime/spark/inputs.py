@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import time as T
+from ... import time as sqltime
 from ...expr import rowtime_map_array
 from ...operators.release import first_reach, release_arrival, stream_arrival
 from ...operators.union import union_tie
@@ -31,7 +31,7 @@ class LeafSpec:
     stream_index: int | None          # index of the stream in the source spec, or
     stage: int | None                 # index of the upstream stage
     maps: list                        # ROWTIME expressions from the leaf's origin to the merge
-    initial: int = T.NO_TIME          # the origin's clock when the query started
+    initial: int = sqltime.NO_TIME          # the origin's clock when the query started
 
 
 @dataclass

@@ -42,7 +42,7 @@ def _hold(d: Path):
 
 def serve(d: Path, idle: float) -> None:
     import secrets
-    _lock = _hold(d)      # noqa: F841  (released when this process ends)
+    lock = _hold(d)       # released when this process ends
     from .session import get_session, stop_session
     token = secrets.token_urlsafe(32)
     os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
@@ -85,6 +85,7 @@ def serve(d: Path, idle: float) -> None:
         except Exception:
             pass
     stop_session()
+    lock.close()
 
 
 if __name__ == "__main__":

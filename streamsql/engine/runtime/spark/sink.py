@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ... import time as T
+from ... import time as sqltime
 from ...log import atomic_write
 from ...plan import Field
 from ...types import arrow_type
@@ -232,7 +232,7 @@ class Sink:
         self.held = rows.take(pa.array(r.held, type=pa.int64())) if len(r.held) else None
         seqs, vals = r.clock.seqs, r.clock.vals
         if len(vals):   # only the steps where the output bound changed
-            prev = np.concatenate([[self.last_bound if self.last_bound is not None else T.NO_TIME - 1], vals[:-1]])
+            prev = np.concatenate([[self.last_bound if self.last_bound is not None else sqltime.NO_TIME - 1], vals[:-1]])
             ch = vals != prev
             seqs, vals = seqs[ch], vals[ch]
             if len(vals):

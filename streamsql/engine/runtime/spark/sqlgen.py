@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import functions as F
-from ... import time as T
+from ... import time as sqltime
 from ...expr import Call, Col, Expr, Lit, Rowtime
 from . import sqlfunctions
 from .sqltext import literal, sql_or
@@ -60,7 +60,7 @@ class SparkSql:
         elif isinstance(e, Rowtime):
             out = (self.rowtime(e.input), "FALSE")
         elif isinstance(e, Lit):
-            out = (_INTERVAL if isinstance(e.value, T.Interval) else literal(e.value, e.type), "FALSE")
+            out = (_INTERVAL if isinstance(e.value, sqltime.Interval) else literal(e.value, e.type), "FALSE")
         elif isinstance(e, Call):
             out = self._call(e)
         else:

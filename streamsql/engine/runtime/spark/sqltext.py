@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import decimal
 
-from ... import time as T
+from ... import time as sqltime
 from ...functions.spec import TS_MAX, TS_MIN
 from ...types import SqlType
 
@@ -66,21 +66,21 @@ def plain_cast(sql: str, t: SqlType) -> str:
 
 
 def floor_sql(x: str, unit: str) -> str:
-    unit = T.unit_name(unit)
-    if unit in T.FIXED_UNITS:
-        size = T.FIXED_UNITS[unit]
+    unit = sqltime.unit_name(unit)
+    if unit in sqltime.FIXED_UNITS:
+        size = sqltime.FIXED_UNITS[unit]
         if unit == "WEEK":
-            shift = 4 * T.DAY
+            shift = 4 * sqltime.DAY
             return f"(({x} - {shift}) - pmod({x} - {shift}, CAST({size} AS BIGINT)) + {shift})"
         return f"({x} - pmod({x}, CAST({size} AS BIGINT)))"
     return f"unix_millis(date_trunc('{unit}', timestamp_millis({x})))"
 
 
 def next_boundary_sql(f: str, unit: str) -> str:
-    unit = T.unit_name(unit)
-    if unit in T.FIXED_UNITS:
-        return f"({f} + CAST({T.FIXED_UNITS[unit]} AS BIGINT))"
-    months = T.CALENDAR_UNITS[unit]
+    unit = sqltime.unit_name(unit)
+    if unit in sqltime.FIXED_UNITS:
+        return f"({f} + CAST({sqltime.FIXED_UNITS[unit]} AS BIGINT))"
+    months = sqltime.CALENDAR_UNITS[unit]
     return f"unix_millis(timestampadd(MONTH, {months}, timestamp_millis({f})))"
 
 

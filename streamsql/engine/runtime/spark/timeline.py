@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import time as T
+from ... import time as sqltime
 from ...expr import rowtime_map_array
 
 
@@ -22,7 +22,7 @@ from ...expr import rowtime_map_array
 class Timeline:
     seqs: np.ndarray          # sorted, unique int64
     vals: np.ndarray          # value after each of ``seqs``
-    initial: int = T.NO_TIME  # value before the first of ``seqs``
+    initial: int = sqltime.NO_TIME  # value before the first of ``seqs``
 
     def at(self, points: np.ndarray) -> np.ndarray:
         idx = np.searchsorted(self.seqs, points, side="right") - 1

@@ -25,13 +25,13 @@ from decimal import Decimal
 
 import numpy as np
 
-from ... import time as T
+from ... import time as sqltime
 from ...operators.release import release_arrival, stream_arrival
 from ...operators.union import union_tie
 from ..trace_records import TRACE_HELD, StepTrace, operator_trace
 from .timeline import Timeline
 
-INF = T.END_OF_TIME
+INF = sqltime.END_OF_TIME
 
 
 # --------------------------------------------------------------------------- values as JSON
@@ -193,7 +193,7 @@ class TraceAssembler:
         y = h.stage
         mine = by.get(y, [])
         b0 = mine[0] if mine else {}
-        clocks = [tl_of(x) for x in b0.get("clocks", [])] or [Timeline.constant(T.NO_TIME)] * len(h.inputs)
+        clocks = [tl_of(x) for x in b0.get("clocks", [])] or [Timeline.constant(sqltime.NO_TIME)] * len(h.inputs)
         z = self.consumer[y]
         cons = by.get(z, [])
         fut = cons[0].get("fut", {}).get(str(y)) if cons else None
@@ -211,7 +211,7 @@ class TraceAssembler:
         mine = by.get(h.stage, [])
         rows = [tuple(x) for d in mine for x in d["inputs"][h.input].get("mh", ())]
         b0 = mine[0]["inputs"][h.input] if mine else {}
-        clocks = [tl_of(x) for x in b0.get("leaves", [])] or [Timeline.constant(T.NO_TIME)] * len(h.inputs)
+        clocks = [tl_of(x) for x in b0.get("leaves", [])] or [Timeline.constant(sqltime.NO_TIME)] * len(h.inputs)
         return {"host": h, "op": None, "clocks": clocks, "future": None, "held": _Held(rows), "views": None}
 
 
@@ -272,7 +272,7 @@ class TraceSegment:
             if h["future"] is not None:
                 future = int(h["future"].at(np.array([s], np.int64))[0])
             else:
-                future = min(clocks) if clocks else T.NO_TIME
+                future = min(clocks) if clocks else sqltime.NO_TIME
             state = None
             if h["views"] is not None:
                 changed = self._states[n] is None

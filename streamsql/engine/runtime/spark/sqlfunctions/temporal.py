@@ -2,7 +2,7 @@
 are integer arithmetic on epoch milliseconds, calendar ones ``date_trunc``/``timestampadd``."""
 from __future__ import annotations
 
-from .... import time as T
+from .... import time as sqltime
 from .. import sqltext as S
 from . import SparkFn
 
@@ -16,7 +16,7 @@ def arith_spark(e, xs) -> str:
     if x.type.name == "INTERVAL" and y.type.name == "TIMESTAMP":
         x, y = y, x
         base_sql = xs[1]
-    if not (type(y).__name__ == "Lit" and isinstance(y.value, T.Interval)):
+    if not (type(y).__name__ == "Lit" and isinstance(y.value, sqltime.Interval)):
         raise ValueError("only constant intervals can be added to a timestamp")
     iv = y.value if e.fn == "+" else -y.value
     base = base_sql
