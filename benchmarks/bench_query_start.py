@@ -209,8 +209,10 @@ def main():
     a = ap.parse_args()
     res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
            "date": time.strftime("%Y-%m-%d %H:%M"), "runs": a.runs, "remote": a.remote, "load_before": _load()}
+    started_engine = False
     if a.shared:
         from streamsql.engine.runtime.spark import server
+        started_engine = server.running() is None
         a.remote = server.start().url
     elif not a.remote:
         os.environ.setdefault("STREAMSQL_ENGINE", "process")
@@ -250,6 +252,8 @@ def main():
                   + ("   target <= 3 s (moonshot 2 s) " + ("met" if v <= 3 else "NOT met") if "engine up" in k else ""))
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1))
+    if started_engine:        # the engine this run started (an engine that was up stays up)
+        server.stop()
 
 
 if __name__ == "__main__":

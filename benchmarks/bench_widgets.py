@@ -11,6 +11,8 @@ Chromium on this machine, a notebook with five live workbench views on the embed
 (c) 100 clicks in a row (50 ms apart): from the last row visible in the live table to the
     kernel idle again.
 
+``--plain`` measures the engine's part alone: the same queries in a plain process, no browser.
+
     .venv/bin/python benchmarks/bench_widgets.py [--clicks 30] [--burst 100] [--json docs/benchmarks/widgets-DATE.json]
 """
 from __future__ import annotations
@@ -138,14 +140,62 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def plain(inserts: int = 15) -> dict:
+    """The same queries in this process, no browser, Spark in the process: insert into S until the
+    filter's row is in (p50, ms), with one query or all five reading S, without and with the five
+    workbench views following them (they redraw; nothing renders them)."""
+    os.environ["STREAMSQL_ENGINE"] = "process"
+    import streamsql
+    from streamsql.widgets.hooks import REDRAWER
+    out = {}
+    # the first workbench warms Spark's JVM (its code is compiled as it runs): measured, not counted
+    for label, queries, views in (("warm-up", QUERIES, False), ("one query", ISOLATED, False),
+                                  ("all five queries", QUERIES, False),
+                                  ("all five queries, five views", QUERIES, True)):
+        wb = streamsql.Workbench(None)
+        try:
+            wb.execute("CREATE STREAM S (A INTEGER, V INTEGER); CREATE STREAM T (A INTEGER, W INTEGER);"
+                       "CREATE STREAM U (A INTEGER, W INTEGER)")
+            wb.insert("S", {"A": 0, "V": 0}, rowtime="2006-10-10 10:00:00")
+            qs = [wb.query(sql, name=k) for k, sql in queries.items()]
+            for q in qs:
+                q.wait()
+            shown = [streamsql.workbench(q) for q in qs] if views else []
+            REDRAWER.idle(60)
+            f, times = qs[0], []
+            for k in range(inserts):
+                n = f.row_count
+                t = time.perf_counter()
+                wb.insert("S", {"A": 1, "V": 1 + k})
+                while f.row_count == n:
+                    time.sleep(0.002)
+                times.append(time.perf_counter() - t)
+                time.sleep(0.4)
+            if label == "warm-up":
+                continue
+            out[label] = statistics.median(times)
+            print(f"  plain process, {label:30} insert to row p50 {out[label] * 1000:.0f} ms", flush=True)
+            del shown
+        finally:
+            wb.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clicks", type=int, default=30)
     ap.add_argument("--burst", type=int, default=100)
     ap.add_argument("--isolated", action="store_true",
                     help="the four other views read other streams (a click into S runs one query)")
+    ap.add_argument("--plain", action="store_true",
+                    help="only the engine's part: the same queries in this process, no browser (with and without views)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    if args.plain:
+        res = {"machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()}, "plain_s": plain()}
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        return
     from playwright.sync_api import sync_playwright
 
     result: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
