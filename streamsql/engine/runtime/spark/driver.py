@@ -255,7 +255,7 @@ def _sources_initialized(handle, timeout: float = 60.0) -> None:
                 return
         except Exception:  # the query ended: wait() reports why
             return
-        time.sleep(0.05)
+        time.sleep(0.01)      # each look is one round trip; a query start waits on it
 
 
 def _connect_message(e: Exception, url: str | None) -> str:
