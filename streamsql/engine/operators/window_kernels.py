@@ -232,13 +232,18 @@ class AggregateKernels:
         with np.errstate(over="ignore"):
             Ps = np.concatenate(([0], np.cumsum(iv))).astype(np.int64)   # may wrap (see below)
         Pa = np.concatenate(([0.0], np.cumsum(np.abs(iv.astype(np.float64)))))
-        e = hi < lo
-        l2 = np.minimum(lo, hi + 1)
-        mag = np.where(e, 0.0, Pa[hi + 1] - Pa[l2]) + np.abs(cs[bpid].astype(np.float64))
-        if np.any(mag >= _SAFE):
-            raise Fallback()
-        with np.errstate(over="ignore"):
-            s = np.where(e, 0, Ps[hi + 1] - Ps[l2]) + cs[bpid]
+
+        def frame_sums(lo_, hi_, carried):
+            """The exact sums of frames ``[lo_, hi_]`` plus what each carried in; Fallback when one
+            may not fit in int64."""
+            empty = hi_ < lo_
+            start = np.minimum(lo_, hi_ + 1)
+            if np.any(np.where(empty, 0.0, Pa[hi_ + 1] - Pa[start]) + np.abs(carried.astype(np.float64)) >= _SAFE):
+                raise Fallback()
+            with np.errstate(over="ignore"):
+                # prefix sums may wrap; their difference is exact when the frame's sum fits
+                return np.where(empty, 0, Ps[hi_ + 1] - Ps[start]) + carried
+        s = frame_sums(lo, hi, cs[bpid])
         ok = nn > 0
         out[:] = None
         t = call.agg.type
@@ -250,15 +255,8 @@ class AggregateKernels:
             out[ok] = fit_int_array(s[ok], t).tolist()
         else:
             out[ok] = avg_int_array(s[ok], nn[ok], t).tolist()
-        A, lf, hf = self.alive_ids, self.fa_lo, self.fa_hi
-        ef = hf < lf
-        l2 = np.minimum(lf, hf + 1)
-        m = np.where(ef, 0.0, Pa[hf + 1] - Pa[l2]) + np.abs(cs[A].astype(np.float64))
-        if np.any(m >= _SAFE):
-            raise Fallback()
-        with np.errstate(over="ignore"):
-            # prefix sums may wrap; their difference is exact when the frame's sum fits
-            tot = (np.where(ef, 0, Ps[hf + 1] - Ps[l2]) + cs[A]).tolist()
+        A = self.alive_ids
+        tot = frame_sums(self.fa_lo, self.fa_hi, cs[A]).tolist()
         if dec:
             tot = [decimal.Decimal(x).scaleb(-scale, _CTX) for x in tot]
         fin["sum"] = [None if n == 0 else x for n, x in zip(fin["nn"], tot)]
