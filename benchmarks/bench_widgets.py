@@ -58,10 +58,12 @@ ISOLATED = {
 }
 
 
+#: the streams the queries read (S is the one clicked into)
+DDL = "CREATE STREAM S (A INTEGER, V INTEGER);\nCREATE STREAM T (A INTEGER, W INTEGER);\nCREATE STREAM U (A INTEGER, W INTEGER)"
+
+
 def cells(queries: dict) -> list[str]:
-    return (["%load_ext streamsql",
-             "%%streamsql\nCREATE STREAM S (A INTEGER, V INTEGER);\nCREATE STREAM T (A INTEGER, W INTEGER);\n"
-             "CREATE STREAM U (A INTEGER, W INTEGER)"]
+    return (["%load_ext streamsql", "%%streamsql\n" + DDL]
             + [f"%%streamsql --name {n} -o {n}q --workbench\n{sql}" for n, sql in queries.items()]
             + ["import time\nprint(repr(time.time()))",
             # the baseline: the engine alone, from the kernel
@@ -154,8 +156,7 @@ def plain(inserts: int = 15) -> dict:
                                   ("all five queries, five views", QUERIES, True)):
         wb = streamsql.Workbench(None)
         try:
-            wb.execute("CREATE STREAM S (A INTEGER, V INTEGER); CREATE STREAM T (A INTEGER, W INTEGER);"
-                       "CREATE STREAM U (A INTEGER, W INTEGER)")
+            wb.execute(DDL)
             wb.insert("S", {"A": 0, "V": 0}, rowtime="2006-10-10 10:00:00")
             qs = [wb.query(sql, name=k) for k, sql in queries.items()]
             for q in qs:

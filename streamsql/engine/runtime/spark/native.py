@@ -30,6 +30,7 @@ from ...plan import Aggregate, Filter, Join, Node, Project, StreamScan, Union
 from ...types import arrow_type
 from .sqltext import spark_type_ddl
 from .wire import restore_value
+from .sink import read_arrow, write_arrow
 from .sqlgen import SparkSql
 
 NAME = "streamsql_native"
@@ -69,9 +70,7 @@ def register(spark) -> None:
             return int((self.folder / "HEAD").read_text())
 
         def _rows(self, s: int, e: int):
-            import pyarrow.ipc as ipc
-            with ipc.open_file(str(self.folder / "events.arrow")) as f:
-                t = f.read_all()
+            t = read_arrow(self.folder / "events.arrow")
             seq = t.column("seq").to_numpy()
             keep = (seq > s) & (seq <= e)
             t = t.filter(pa.array(keep))
@@ -228,13 +227,8 @@ class SparkTwin:
         os.makedirs(emitted, exist_ok=True)
 
         def collect(df, batch_id):
-            import os as _os
-            import pyarrow.ipc as _ipc
-            t = df.toArrow()
-            tmp = _os.path.join(emitted, f"{batch_id}.arrow.tmp")
-            with _ipc.new_file(tmp, t.schema) as w:
-                w.write_table(t)
-            _os.replace(tmp, _os.path.join(emitted, f"{batch_id}.arrow"))
+            from streamsql.engine.runtime.spark.sink import write_arrow
+            write_arrow(Path(emitted) / f"{batch_id}.arrow", df.toArrow(), False)
         conf = "spark.sql.streaming.noDataMicroBatches.enabled"
         with _conf_lock:      # Spark's default for the twin; the session keeps the project's own setting
             before = spark.conf.get(conf)
@@ -247,17 +241,14 @@ class SparkTwin:
 
     def _emitted(self, batch_id: int) -> pa.Table | None:
         """What batch ``batch_id`` emitted (its file is written before Spark reports the batch)."""
-        import pyarrow.ipc as ipc
         f = self.folder / "emitted" / f"{batch_id}.arrow"
         if not f.exists():
             return None
-        with ipc.open_file(str(f)) as r:
-            t = r.read_all()
+        t = read_arrow(f)
         f.unlink()
         return t
 
     def _write_events(self) -> None:
-        import pyarrow.ipc as ipc
         cols = {f.name: [] for f in self.schema}
         streams = self.shape.streams
         for e in self.events:
@@ -271,11 +262,7 @@ class SparkTwin:
                 cols[f"s{k}_c{i}"][-1] = v
         arrays = [pa.array(cols[f.name], type=pa.int64() if f.name == "rt" else f.type) for f in self.schema]
         arrays[2] = arrays[2].cast(pa.timestamp("us", tz="UTC"))
-        t = pa.Table.from_arrays(arrays, schema=self.schema)
-        tmp = self.folder / "events.arrow.tmp"
-        with ipc.new_file(str(tmp), self.schema) as w:
-            w.write_table(t)
-        os.replace(tmp, self.folder / "events.arrow")
+        write_arrow(self.folder / "events.arrow", pa.Table.from_arrays(arrays, schema=self.schema), False)
 
     def _head(self, step: int) -> None:
         tmp = self.folder / "HEAD.tmp"

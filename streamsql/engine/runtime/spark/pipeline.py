@@ -156,8 +156,8 @@ class SparkQuery:
         out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
                             [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(sspec.out_fields)] +
                             ["blob BINARY"])
-        # a Connect client parses the DDL on its server (PySpark's own parse needs a JVM in this process)
-        out = df.sparkSession._parse_ddl(out_ddl) if hasattr(df.sparkSession, "_parse_ddl") else out_ddl
+        # parsed by the session (a Connect client has no JVM for PySpark's parse of a DDL string)
+        out = df.sparkSession._parse_ddl(out_ddl)
         return df.groupBy("bucket").transformWithStateInPandas(make_processor(sspec), out, "Append", "None")
 
     @staticmethod

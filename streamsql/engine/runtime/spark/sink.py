@@ -39,14 +39,15 @@ _STATE_FILE = re.compile(r"state-\d{12}\.json")
 _HELD_FILE = re.compile(r"held-\d+\.arrow")
 
 
-def _write_arrow(path: Path, t: pa.Table, durable: bool) -> None:
+def write_arrow(path: Path, t: pa.Table, durable: bool) -> None:
+    """``t`` as an Arrow IPC file, written aside and moved into place (a reader never sees half)."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, t.schema) as w:
         w.write_table(t)
     atomic_write(path, sink.getvalue().to_pybytes(), durable)
 
 
-def _read_arrow(path: Path) -> pa.Table:
+def read_arrow(path: Path) -> pa.Table:
     return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
@@ -108,7 +109,7 @@ class Sink:
         state = self.folder / s["state"]
         self.input_state, self.frontiers = load_state(state.read_bytes(), state)
         if s.get("held"):
-            self.held = _read_arrow(self.folder / s["held"])
+            self.held = read_arrow(self.folder / s["held"])
         for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
                   + list(self.folder.glob("errors-*.json")) + list(self.folder.glob("trace-*.json"))):
             if int(f.stem.split("-")[1]) > self.batch_id:
@@ -127,7 +128,7 @@ class Sink:
         f = self.folder / f"out-{i:012d}.arrow"
         b = self.folder / f"bounds-{i:012d}.arrow"
         e = self.folder / f"errors-{i:012d}.json"
-        bt = _read_arrow(b) if b.exists() else None
+        bt = read_arrow(b) if b.exists() else None
         bounds = ((bt.column("step").to_pylist(), bt.column("bound").to_pylist()) if bt is not None
                   else ([], []))
         errors = [read_error(json.dumps(x).encode()) for x in json.loads(e.read_text())] if e.exists() else []
@@ -136,7 +137,7 @@ class Sink:
         if trace and self.assembler is not None and t.exists():
             segment = self.assembler.segment(*_segment_args_from_json(t.read_bytes()))
             t.unlink()
-        return SinkBatch(_read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors, segment,
+        return SinkBatch(read_arrow(f) if f.exists() else self.out_schema.empty_table(), bounds, errors, segment,
                          batch_id=i)
 
     def committed_batch(self) -> int:
@@ -156,16 +157,16 @@ class Sink:
             atomic_write(self.folder / f"errors-{batch_id:012d}.json",
                          json.dumps([json.loads(b) for b in errors]).encode(), self.durable)
         if out.num_rows or len(bounds[0]):
-            _write_arrow(self.folder / f"bounds-{batch_id:012d}.arrow",
+            write_arrow(self.folder / f"bounds-{batch_id:012d}.arrow",
                          pa.table({"step": pa.array(bounds[0], pa.int64()), "bound": pa.array(bounds[1], pa.int64())}),
                          self.durable)
-            _write_arrow(self.folder / f"out-{batch_id:012d}.arrow", out, self.durable)
+            write_arrow(self.folder / f"out-{batch_id:012d}.arrow", out, self.durable)
         name = f"state-{batch_id:012d}.json"
         atomic_write(self.folder / name, dump_state((self.input_state, self.frontiers)), self.durable)
         held = None
         if self.held is not None and self.held.num_rows:
             held = f"held-{batch_id:012d}.arrow"
-            _write_arrow(self.folder / held, self.held, self.durable)
+            write_arrow(self.folder / held, self.held, self.durable)
         atomic_write(self.folder / "state.json",
                      json.dumps({"batch_id": batch_id, "processed_seq": self.processed_seq, "state": name,
                                  "held": held, "last_bound": self.last_bound}).encode(), self.durable)
