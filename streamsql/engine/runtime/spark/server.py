@@ -171,18 +171,16 @@ def start(idle: float | None = None, wait: bool = True, timeout: float = 180.0, 
     if not wait:
         return None
     deadline = time.monotonic() + timeout
+    server = proc.pid
     while time.monotonic() < deadline:
-        if proc.poll() == ANOTHER:       # another process started one at the same moment: that one
-            info = read_info(d)
-            if info is not None and alive(info.pid) and _answers(info.port):
-                return info
-            time.sleep(0.1)
-            continue
-        if proc.poll() is not None:
+        code = proc.poll()
+        if code == ANOTHER:       # another process started one at the same moment: wait for that one
+            server = None
+        elif code is not None:
             tail = (d / "server.log").read_text(errors="replace").strip().splitlines()[-3:]
-            raise EngineError(f"the shared engine did not start (exit {proc.returncode}): {' | '.join(tail)}")
+            raise EngineError(f"the shared engine did not start (exit {code}): {' | '.join(tail)}")
         info = read_info(d)
-        if info is not None and info.pid == proc.pid and _answers(info.port):
+        if info is not None and (server is None or info.pid == server) and alive(info.pid) and _answers(info.port):
             return info
         time.sleep(0.1)
     proc.terminate()
