@@ -110,10 +110,8 @@ def test_saved_notebooks_show_static_snapshots_without_a_kernel():
 WORKERS = int(os.environ.get("STREAMSQL_NBVAL_WORKERS", "2"))
 SLOW_FIRST = ("07_", "06_", "00_")
 
-#: The kernels of the other notebooks run their queries on the test session's shared engine
-#: (docs/engine.md): a Connect session each, instead of a JVM and a Spark session each. These keep
-#: Spark in the kernel's own process, the default when no engine is up (none does now):
-IN_PROCESS: dict[str, str] = {}     # notebook stem -> why it must keep Spark in its kernel
+#: Every notebook's kernel runs its queries on the test session's shared engine (docs/engine.md):
+#: a Connect session each, instead of a JVM and a Spark session each.
 #: The one line a kernel prints differently on the shared engine: where its Spark is (the stored
 #: outputs are the default's, Spark in the kernel). The expected outputs of a run on the engine are
 #: the stored ones with this line, and only it, replaced by the line naming the engine's port, so
@@ -123,10 +121,6 @@ IN_PROCESS_LINE = "starting Spark (local[*])…\n"
 
 def engine_line(port: int) -> str:
     return f"connecting to Spark (sc://localhost:{port})…\n"
-
-
-def on_engine(path: Path) -> bool:
-    return path.stem not in IN_PROCESS
 
 
 def expected_on_engine(path: Path, port: int, dest: Path) -> Path:
@@ -144,7 +138,7 @@ def expected_on_engine(path: Path, port: int, dest: Path) -> Path:
     return dest / path.name
 
 
-def _nbval(path: Path, procs: list, env: dict | None = None) -> subprocess.CompletedProcess:
+def _nbval(path: Path, procs: list, env: dict) -> subprocess.CompletedProcess:
     # one notebook per run, each in its own kernel (nbval starts one per file), each bounded: a
     # notebook that hangs fails on its own cell within minutes, naming itself
     p = subprocess.Popen([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
@@ -165,27 +159,23 @@ def _nbval(path: Path, procs: list, env: dict | None = None) -> subprocess.Compl
 @pytest.fixture(scope="module")
 def nbval_runs(request, tmp_path_factory):
     """The selected notebooks' nbval runs, started together (``WORKERS`` at a time) as soon as
-    the first of their tests runs; each test then waits for its own. Those on the shared engine
-    run a copy whose expected start-up line names the engine (:func:`expected_on_engine`)."""
+    the first of their tests runs; each test then waits for its own. Each runs, on the shared
+    engine, a copy whose expected start-up line names the engine (:func:`expected_on_engine`)."""
     wanted = [item.callspec.params["path"] for item in request.session.items
               if getattr(item, "originalname", "") == "test_notebook_passes_nbval_strict"]
     wanted.sort(key=lambda p: next((i for i, s in enumerate(SLOW_FIRST) if p.name.startswith(s)), len(SLOW_FIRST)))
-    runs_on = {}
-    if any(on_engine(p) for p in wanted):
+    procs: list = []
+    runs = {}
+    if wanted:
         from engine_support import env_for
         engine = request.getfixturevalue("engine")
         copies = tmp_path_factory.mktemp("nbval-on-engine")
+        pool = ThreadPoolExecutor(max(1, WORKERS), thread_name_prefix="nbval")
         for p in wanted:
-            if on_engine(p):
-                runs_on[p] = (expected_on_engine(p, engine.port, copies / p.stem), env_for(engine))
-    procs: list = []
-    pool = ThreadPoolExecutor(max(1, WORKERS), thread_name_prefix="nbval")
-    runs = {}
-    for p in wanted:
-        notebook, env = runs_on.get(p, (p, None))
-        runs[p] = pool.submit(_nbval, notebook, procs, env)
+            runs[p] = pool.submit(_nbval, expected_on_engine(p, engine.port, copies / p.stem), procs, env_for(engine))
     yield runs
-    pool.shutdown(wait=False, cancel_futures=True)
+    if wanted:
+        pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:            # only the runs this fixture started, each with its kernel (and Spark)
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
