@@ -147,7 +147,7 @@ def test_rerunning_a_cell_replaces_its_queries_and_failures_keep_the_variable(ip
     tests/test_kernel_control.py) replaces the query it started; a failing cell leaves -o alone."""
     run(DDL)
     cell = f"%%streamsql -o u\n{UNION}"
-    c1 = run(cell)
+    assert_clean(run(cell))
     first = ip.user_ns["u"]
     c2 = run(cell)
     assert_clean(c2)
@@ -155,7 +155,7 @@ def test_rerunning_a_cell_replaces_its_queries_and_failures_keep_the_variable(ip
     wb = current_workbench()
     assert not first.running and ip.user_ns["u"] is not first and ip.user_ns["u"].name == first.name
     assert [n for n, x in wb.queries.items() if x.running] == [first.name]       # one query runs
-    c3 = run(f"%%streamsql -o u\nSELECT STREAM ROWTIME, nope FROM P")         # fails: u stays
+    c3 = run("%%streamsql -o u\nSELECT STREAM ROWTIME, nope FROM P")         # fails: u stays
     assert c3.err.startswith("SQL error:") and ip.user_ns["u"].running and ip.user_ns["u"].name == first.name
     # a name in use through the API is a name clash, said as such (not an SQL error)
     from streamsql.engine.errors import NameInUseError

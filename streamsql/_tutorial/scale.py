@@ -92,12 +92,26 @@ def generate_trades(folder, *, trades: int = 1_000_000, orders: int = 250_000, f
                 f"trades from {sqltime.format_timestamp(int(t_time[0]))} to {sqltime.format_timestamp(int(t_time[-1]))}")
 
 
+#: the last folder read: its files' (path, size, mtime) and its tables (the notebook reads the
+#: same files for its events and for each batch check)
+_last_read: tuple | None = None
+
+
 def read_csv(folder):
     """The orders and the trades, read from the CSV files with pyarrow (``ts`` as epoch ms)."""
+    global _last_read
+    folder = Path(folder)
+    files = sorted((folder / "trades").glob("trades-*.csv")) + [folder / "orders" / "orders.csv"]
+    key = tuple((str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    if _last_read is None or _last_read[0] != key:
+        _last_read = (key, _read_csv(folder))
+    return _last_read[1]
+
+
+def _read_csv(folder: Path):
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
-    folder = Path(folder)
     conv = pcsv.ConvertOptions(column_types={"ts": pa.timestamp("ms"), "orderId": pa.int32(), "amount": pa.int32()})
 
     def ms(t):
