@@ -100,3 +100,25 @@ def test_the_driver_jvm_maps_the_class_data_archive_the_set_up_built(spark, tmp_
     monkeypatch.delenv("STREAMSQL_CDS")
     monkeypatch.setenv("STREAMSQL_CACHE_DIR", str(tmp_path))
     assert classdata.archive_path(home) != archive and classdata.java_options(home) == ""
+
+
+def test_the_cache_keeps_the_most_recently_used_class_data_archives(tmp_path, monkeypatch):
+    """Each environment builds its own 180 MB archive: a start that uses one marks it used, and a
+    build removes all but the ``KEEP`` most recently used (never the one a start just used)."""
+    from streamsql.engine.runtime.spark import classdata
+    from streamsql.engine.runtime.spark.session import find_java
+    monkeypatch.setenv("STREAMSQL_CACHE_DIR", str(tmp_path))
+    home, _ = find_java()
+    mine = classdata.archive_path(home)
+    cache = mine.parent
+    cache.mkdir(parents=True, exist_ok=True)
+    others = [cache / f"spark-classes-{i:016x}.jsa" for i in range(4)]
+    for age, p in enumerate([mine] + others):         # ``mine`` the oldest of all
+        p.write_bytes(b"x")
+        os.utime(p, (1_000_000 - age * 1000, 1_000_000 - age * 1000))
+    keep = cache / "vega-library-0.js"
+    keep.write_text("other things in the cache stay")
+    assert classdata.java_options(home) == f"-XX:SharedArchiveFile={mine} -Xshare:auto"   # used now
+    gone = classdata.prune(keep=3)
+    assert sorted(gone) == sorted(others[2:])          # the two least recently used
+    assert mine.is_file() and others[0].is_file() and others[1].is_file() and keep.is_file()

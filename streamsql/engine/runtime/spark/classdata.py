@@ -6,6 +6,10 @@ The set-up builds it once (``python -m streamsql.engine.runtime.spark.classdata_
 can only dump an archive when a JVM exits, so a short Spark run does it). An archive is only valid for
 the JVM and the class path that made it: its name holds a hash of both, and a stale or missing one
 is simply not used (the JVM would ignore a mismatched one too). ``STREAMSQL_CDS=0`` turns it off.
+
+Each archive is about 180 MB, and each Python environment (or Java, or PySpark) makes its own: a
+start that uses one marks it used (its modification time), and a new build keeps only the
+:data:`KEEP` most recently used ones in the cache.
 """
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ import sys
 from pathlib import Path
 
 from ...paths import cache_dir
+
+#: archives kept in the cache (the most recently used ones; the others are removed by a build)
+KEEP = 3
 
 
 def archive_path(java_home: str) -> Path:
@@ -35,4 +42,31 @@ def java_options(java_home: str) -> str:
     if os.environ.get("STREAMSQL_CDS", "1") == "0":
         return ""
     p = archive_path(java_home)
-    return f"-XX:SharedArchiveFile={p} -Xshare:auto" if p.is_file() else ""
+    if not p.is_file():
+        return ""
+    try:
+        os.utime(p)           # used now: the pruning of a later build keeps it
+    except OSError:           # a read-only cache
+        pass
+    return f"-XX:SharedArchiveFile={p} -Xshare:auto"
+
+
+def prune(keep: int = KEEP) -> list[Path]:
+    """Remove all but the ``keep`` most recently used archives from the cache; returns the removed.
+    A JVM that maps a removed one keeps its mapping; a start that finds none runs without."""
+    archives = sorted(cache_dir().glob("spark-classes-*.jsa"), key=_used, reverse=True)
+    gone = []
+    for p in archives[keep:]:
+        try:
+            p.unlink()
+            gone.append(p)
+        except OSError:
+            pass
+    return gone
+
+
+def _used(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ...lock import process_alive
-from .classdata import archive_path
+from .classdata import KEEP, archive_path, prune
 from .session import find_java
 
 #: the dump run: a session, a Python worker and a small stateful streaming query, so that the
@@ -51,6 +51,7 @@ def build(timeout: float = 600) -> Path:
     if not tmp.is_file() or tmp.stat().st_size == 0:
         raise RuntimeError(f"the JVM wrote no class-data archive ({tmp})")
     os.replace(tmp, final)
+    prune()
     return final
 
 
@@ -62,4 +63,4 @@ if __name__ == "__main__":
         print(f"note: no class-data archive for Spark's JVM ({e})", file=sys.stderr)
         sys.exit(0)
     print(f"class-data archive for Spark's JVM: {p} ({p.stat().st_size // 2**20} MiB, "
-          f"{time.monotonic() - t0:.0f} s)")
+          f"{time.monotonic() - t0:.0f} s; the cache keeps the {KEEP} most recently used)")
