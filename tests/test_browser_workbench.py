@@ -74,6 +74,12 @@ def _log(page, cell: int) -> list:
     return json.loads(out)
 
 
+def _time_labels(chart) -> list[str]:
+    """The rowtime axis's labels of a timeline (not its lanes' or its step strip's)."""
+    texts = chart.evaluate("e => Array.from(e.querySelectorAll('svg .role-axis-label text')).map(t => t.textContent)")
+    return [t for t in texts if re.fullmatch(r"\d\d:\d\d(:\d\d)?", t)]
+
+
 def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy(lab):
     """Ten rows typed and clicked 200 ms apart while a cell keeps the kernel busy, then ten more
     as fast with four live workbenches redrawing: the log holds exactly the typed rows, in click
@@ -161,6 +167,30 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
                 page.wait_for_timeout(200)
             assert int(chart.get_attribute("data-points")) > points
             assert chart.evaluate("e => e.querySelector('svg').streamsqlTag") == "the first drawing"
+
+            # the user zooms in; a late row is a new kind of mark, so the chart gets a new spec
+            # (a new SVG): the zoom along rowtime stays
+            chart.scroll_into_view_if_needed()
+            before = _time_labels(chart)
+            box = chart.bounding_box()
+            page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + 50)
+            for _ in range(4):
+                page.mouse.wheel(0, -200)
+                page.wait_for_timeout(150)
+            zoomed = _time_labels(chart)
+            shot(page, view, "workbench-zoomed.png")
+            assert zoomed != before, (before, zoomed)
+            _field(inj, "ROWTIME").fill("2006-10-10 14:05:30")
+            _field(inj, "A").fill("1")
+            _field(inj, "V").fill("7")
+            inj.locator("button.streamsql-insert").click()
+            deadline = time.time() + 60
+            while chart.evaluate("e => e.querySelector('svg').streamsqlTag") == "the first drawing" \
+                    and time.time() < deadline:
+                page.wait_for_timeout(200)
+            assert chart.evaluate("e => e.querySelector('svg').streamsqlTag") is None, "no new spec"
+            page.wait_for_timeout(500)
+            assert _time_labels(chart) == zoomed
         finally:
             browser.close()
             end_sessions(lab)

@@ -62,6 +62,8 @@ MEANING = {
     "spark row": "spark row: emitted by the twin",
     "spark dropped row": "spark dropped row: dropped as late",
 }
+#: the name of the timeline's zoom and pan along rowtime (a selection bound to its x scale)
+ZOOM = "zoom"
 #: at most this many marks are drawn at one spot (lane and time); the last drawn one's tooltip
 #: counts the rest (a join that releases hundreds of rows at one rowtime stays one stack)
 STACK = 5
@@ -477,7 +479,7 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     def only(chart, *what):
         return chart.transform_filter(alt.FieldOneOfPredicate(field="what", oneOf=list(what)))
 
-    zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
+    zoom = alt.selection_interval(bind="scales", encodings=["x"], name=ZOOM)
     points = base.encode(yOffset=dy, opacity=faded)
     layers = [
         only(base, "open window").mark_bar(opacity=0.3, height=16).encode(x2="t2:T").add_params(zoom),
@@ -558,7 +560,7 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
         chart (as ``%streamsql timeline`` does); the chart marks its step."""
         self.q = q
         self.width = width
-        self.view = vega.VegaView()
+        self.view = vega.VegaView(kept=[ZOOM])        # a new shape keeps the user's zoom
         self.scrubber = scrubber
         self._layout_shown = None
         super().__init__([self.view] + ([self.scrubber] if self.scrubber is not None else []))

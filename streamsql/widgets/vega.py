@@ -114,6 +114,8 @@ class VegaView(anywidget.AnyWidget):
     spec = Dict().tag(sync=True)
     values = List().tag(sync=True)
     data_name = Unicode(DATA).tag(sync=True)
+    #: selections whose state (a zoom, a brush bound to scales) a new spec keeps
+    kept = List(Unicode()).tag(sync=True)
     #: what the chart shows in one line (its text form)
     summary = Unicode("")
 

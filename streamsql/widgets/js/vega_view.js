@@ -1,5 +1,6 @@
 // A Vega-Lite chart drawn once and then given new data in place (a Vega changeset), so that a
-// live chart keeps its zoom, pan and brush while the query runs; a new spec redraws it. Vega
+// live chart keeps its zoom, pan and brush while the query runs; a new spec redraws it, keeping
+// the state of the selections named in ``kept`` (the timeline's zoom along rowtime). Vega
 // itself comes from the page's one VegaLibrary widget (a bundle made by vl-convert: offline).
 
 function vegaLibrary() {
@@ -16,8 +17,24 @@ async function render({ model, el }) {
   let shown = 0;              // the spec drawn last (a newer one replaces an older one in flight)
   const data = () => model.get("data_name");
 
+  function keptState() {      // the named selections' stores and top-level signals, if any is set
+    const names = model.get("kept") || [];
+    if (!view || !names.length) return null;
+    try {
+      const s = view.getState({
+        recurse: false,
+        data: (n) => names.some((k) => n === `${k}_store`),
+        signals: (n) => names.some((k) => n === k || n.startsWith(`${k}_`)),
+      });
+      return Object.values(s.data || {}).some((d) => d && d.length) ? s : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
   async function draw() {
     const mine = ++shown;
+    const kept = keptState();
     const spec = structuredClone(model.get("spec"));
     if (!spec || !Object.keys(spec).length) return;
     spec.data = { name: data(), values: structuredClone(model.get("values") || []) };   // drawn with its data
@@ -26,6 +43,14 @@ async function render({ model, el }) {
     if (finalize) finalize();
     view = res.view;
     finalize = res.finalize;
+    if (kept) {
+      try {
+        view.setState(kept);
+        await view.runAsync();
+      } catch (e) {
+        console.warn("streamsql: the chart's zoom could not be kept", e);
+      }
+    }
     el.dataset.points = String((model.get("values") || []).length);
   }
 
