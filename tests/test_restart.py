@@ -43,7 +43,7 @@ def test_reopened_workspace_resumes_exactly(tmp_path, engine, request):
         # clocks and the log are back
         assert wb.clock("P") == T.parse_timestamp("2006-10-10 01:06:00")
         assert wb.clock("Q") == T.parse_timestamp("2006-10-10 01:04:00")
-        assert wb.last_seq == 4
+        assert wb.last_step == 4
         with pytest.raises(LateRowError):
             wb.insert("P", {"name": "late"}, rowtime="2006-10-10 01:05:00")      # step 5
         q = wb.queries["u"]

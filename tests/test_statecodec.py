@@ -46,7 +46,7 @@ def test_values_round_trip_exactly():
 
 
 def test_frames_keep_their_columns_types_and_index():
-    df = pd.DataFrame({"seq": np.array([3, 1], dtype=np.int64), "T": np.array([1.5, np.nan]),
+    df = pd.DataFrame({"step": np.array([3, 1], dtype=np.int64), "T": np.array([1.5, np.nan]),
                        "tie": [(1, "a"), None], "blob": [b"x", None], "d": [Decimal("1.1"), Decimal("2")]})
     back = loads(dumps([df, df.iloc[[1]], pd.DataFrame()]))
     pd.testing.assert_frame_equal(back[0], df)

@@ -75,8 +75,8 @@ def read_catalog(p: Path) -> tuple[Catalog, dict, int, dict | None]:
             raise TypeError("\"queries\" is not an object of query definitions")
         if not isinstance(counter, int):
             raise TypeError("\"query_counter\" is not a number")
-        if not isinstance(c.next_seq, int) or c.next_seq < 1:
-            raise TypeError("\"next_seq\" is not a positive number")
+        if not isinstance(c.next_step, int) or c.next_step < 1:
+            raise TypeError("\"next_step\" is not a positive number")
         journal = j.get("journal")
         if journal is not None and not (isinstance(journal, dict) and isinstance(journal.get("since"), int)
                                         and isinstance(journal.get("flushed"), int)):

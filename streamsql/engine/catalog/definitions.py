@@ -48,7 +48,7 @@ class Outcome:
     """What the catalog did with an event. ``status``: ``ok``, ``late`` (rejected, written to
     the error stream), ``error`` (refused, nothing changed) or ``eclipsed`` (a bound that carried
     no information)."""
-    seq: int
+    step: int
     event: Event
     status: str
     message: str | None = None
@@ -63,7 +63,7 @@ class Outcome:
 @dataclass
 class LogEntry:
     """An entry of the stream log: a row leaving the stream, or the stream's bound moving."""
-    seq: int
+    step: int
     kind: int                          # log.ROW or log.BOUND
     rowtime: int
     clock: int

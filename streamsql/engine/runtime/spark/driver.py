@@ -174,10 +174,10 @@ class SparkRuntime(Runtime):
         except Exception:  # a query that failed or stopped has nothing more to process
             return True
         if not progress or not progress.get("sources"):
-            return self.wb.last_seq <= q.start_seq
+            return self.wb.last_step <= q.start_step
         end = progress["sources"][0].get("endOffset")
-        seq = (json.loads(end) if isinstance(end, str) else end or {}).get("seq", 0)
-        return int(seq) >= self.wb.last_seq
+        step = (json.loads(end) if isinstance(end, str) else end or {}).get("step", 0)
+        return int(step) >= self.wb.last_step
 
     def stop(self, q) -> None:
         self._end_startup(q)
