@@ -96,7 +96,7 @@ def test_spark_query_state_is_json_and_a_pickle_in_its_place_runs_nothing(tmp_pa
         wb.close()
     states = sorted((ws / "queries" / "u" / "sink").glob("state-*"))
     assert [p.suffix for p in states] == [".json"] and not list(ws.rglob("*.pickle"))
-    assert states[0].read_bytes().startswith(b'{"format":"streamsql-state/1"')
+    assert states[0].read_bytes().startswith(b'{"format":"streamsql-state/2"')
     states[0].write_bytes(__import__("pickle").dumps(_Evil(marker)))
 
     wb = Workbench(ws, engine="spark")

@@ -21,7 +21,9 @@ as the log deletes its uncommitted segments. JSON entries look like
 ``{"step": 7, "uid": "0002_ORDERS", "stream": "ORDERS", "kind": "row", "time": 1160474400000,
 "values": {"orderId": 1}}`` plus ``strict``, ``producer``, ``status`` (when not ``ok``),
 ``clock`` (late rows) and ``message`` (refused events); times are epoch milliseconds. Values
-are kept as given (Decimals as text, datetimes as epoch milliseconds), never pickled.
+are kept as given (Decimals as text, datetimes as epoch milliseconds), never pickled. Segment
+files of a version-1 workspace call the step ``seq`` (the key of a JSON entry, the column of an
+Arrow file); they are read as ``step``.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import time as sqltime
-from .log import atomic_write
+from .log import LEGACY_STEP, atomic_write, step_named
 from .types import arrow_type
 
 #: journal entries the catalog snapshot carries before they are written to a segment file
@@ -211,6 +213,8 @@ class Journal:
             if ext == "jsonl":
                 for line in p.read_text().splitlines():
                     e = json.loads(line)
+                    if LEGACY_STEP in e:        # a segment of a version-1 workspace
+                        e["step"] = e.pop(LEGACY_STEP)
                     if keep(e["step"], e.get("uid")):
                         out.append(_from_json(e))
             elif uids is None or uid in uids:
@@ -230,7 +234,7 @@ def _from_arrow(path: Path, keep) -> list[JournalEvent]:
     t = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
     meta = {k.decode(): v.decode() for k, v in (t.schema.metadata or {}).items()}
     uid, stream = meta["uid"], meta["stream"]
-    cols = t.to_pydict()
+    cols = step_named(t).to_pydict()      # a load journaled by a version-1 workspace calls it seq
     names = [n for n in t.column_names if n.startswith("v:")]
     out = []
     for i, step in enumerate(cols["step"]):

@@ -25,6 +25,10 @@ two steps) is moved to ``torn/`` on open,
 and the resumed query commits those rows again from its own saved output. Readers of the error
 stream that are already past those steps do not see them; everything else (relational queries
 over the error stream's history, a reopened workspace) does.
+
+A workspace written before the step had its name everywhere (catalog version 1) calls the step
+``seq``: its segments' first column and its HEAD (``{"seq": n}``). Both are read as ``step``;
+segments are never rewritten, so the log of such a workspace holds both kinds of segment.
 """
 from __future__ import annotations
 
@@ -51,7 +55,17 @@ ROW, BOUND = 0, 1
 #: the first and last bytes of an Arrow IPC file
 ARROW_MAGIC = b"ARROW1"
 
+#: what a version-1 workspace (workspace.CATALOG_VERSION) called the step in its files
+LEGACY_STEP = "seq"
+
 _SEG_RE = re.compile(r"^(\d{20})-(\d{20})(?:\.(\d+))?\.arrow$")
+
+
+def step_named(t: pa.Table) -> pa.Table:
+    """``t`` with its column ``seq`` (a version-1 workspace's name of the step) called ``step``."""
+    if LEGACY_STEP not in t.schema.names:
+        return t
+    return t.rename_columns(["step" if n == LEGACY_STEP else n for n in t.schema.names])
 
 
 def entry_schema(fields: list[Field]) -> pa.Schema:
@@ -116,10 +130,12 @@ def _fsync_dir(d: Path) -> None:
 
 
 def read_head(root: Path) -> int:
-    """The committed step readers may see (0 before the first append)."""
+    """The committed step readers may see (0 before the first append); ``{"step": n}``, or
+    ``{"seq": n}`` as a version-1 workspace wrote it."""
     p = Path(root) / "log" / "HEAD"
     try:
-        step = json.loads(p.read_bytes())["step"]
+        head = json.loads(p.read_bytes())
+        step = head["step"] if "step" in head else head[LEGACY_STEP]
     except FileNotFoundError:
         return 0
     except (ValueError, TypeError, KeyError) as e:
@@ -218,7 +234,7 @@ class EventLog:
                     p.unlink()
                     n += 1
                 elif m and int(m.group(2)) > step:  # cannot happen with one append per file
-                    raise RuntimeError(f"log segment {p} straddles the committed sequence {step}")
+                    raise RuntimeError(f"log segment {p} straddles the committed step {step}")
         self._segments.clear()
         return n
 
@@ -357,6 +373,7 @@ def _read_file(path: Path, schema: pa.Schema | None = None) -> pa.Table:
         t = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
     except (pa.ArrowException, OSError) as e:
         raise WorkspaceError(f"log segment {path} cannot be read: {str(e)[:200]}") from None
+    t = step_named(t)      # a segment of a version-1 workspace calls it seq
     if schema is not None and not t.schema.equals(schema):
         # a projection (e.g. the steps alone) reads the columns it names
         if all(t.schema.get_field_index(f.name) >= 0 and t.schema.field(f.name).type == f.type

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import time as sqltime
-from ...log import atomic_write
+from ...log import atomic_write, step_named
 from ...plan import Field
 from ...types import arrow_type
 from .failures import take_failures
@@ -100,7 +100,8 @@ class Sink:
         try:
             s = json.loads(p.read_text())
             self.batch_id = int(s["batch_id"])
-            self.processed_step = int(s["processed_step"])
+            # a version-1 workspace's sink (the step was called seq) wrote processed_seq
+            self.processed_step = int(s["processed_step"] if "processed_step" in s else s["processed_seq"])
             self.last_bound = s.get("last_bound")
             if not _STATE_FILE.fullmatch(s["state"]) or not _HELD_FILE.fullmatch(s.get("held") or "held-0.arrow"):
                 raise ValueError(f"names files that are not this query's ({s['state']!r}, {s.get('held')!r})")
@@ -109,7 +110,7 @@ class Sink:
         state = self.folder / s["state"]
         self.input_state, self.frontiers = load_state(state.read_bytes(), state)
         if s.get("held"):
-            self.held = read_arrow(self.folder / s["held"])
+            self.held = step_named(read_arrow(self.folder / s["held"]))   # version 1: a column seq
         for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
                   + list(self.folder.glob("errors-*.json")) + list(self.folder.glob("trace-*.json"))):
             if int(f.stem.split("-")[1]) > self.batch_id:

@@ -1,8 +1,10 @@
 """Spark's view of the event log: a Python streaming data source named ``streamsql_log``.
 
 Offsets are ``{"step": n}``: the log up to event ``n``. Because every event has one global
-sequence number, one offset is a consistent cut across all the streams a query reads, and a
-restart from a checkpoint re-reads exactly the same events.
+step, one offset is a consistent cut across all the streams a query reads, and a restart from a
+checkpoint re-reads exactly the same events. The checkpoint of a query of a version-1 workspace
+holds ``{"seq": n}`` (:func:`offset_step` reads both); with nothing new to read, a reader answers
+the offset it was given as it was given, so that Spark sees no new data in either spelling.
 
 Each micro-batch yields the rows that left the query's streams (one column group per stream)
 and one *timeline* record: for every event of the range, each stream's bound after it. Bounds
@@ -21,7 +23,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from ...log import EventLog, entry_schema, read_head
+from ...log import LEGACY_STEP, EventLog, entry_schema, read_head
 from ...plan import Field
 from ...types import SqlType, arrow_type
 from .framecode import FrameCode
@@ -30,6 +32,12 @@ from .timeline import NO_TRACE, pack_timeline, trace_start, unpack_timeline  # n
 
 NAME = "streamsql_log"
 _STEP = pa.schema([pa.field("step", pa.int64())])
+
+
+def offset_step(offset: dict) -> int:
+    """The step of a source offset: ``{"step": n}``, or ``{"seq": n}`` as the checkpoint of a
+    version-1 workspace holds it."""
+    return int(offset["step"] if "step" in offset else offset[LEGACY_STEP])
 
 
 def stream_prefix(k: int) -> str:
@@ -169,14 +177,14 @@ def register(spark) -> None:
             return {"step": int(self.spec["start"])}
 
         def latestOffset(self, start=None, limit=None):
-            s = int(start["step"]) if start else int(self.spec["start"])
+            s = offset_step(start) if start else int(self.spec["start"])
             end = max(s, read_head(self.spec["root"]))
             if self.max_events:
                 end = min(end, s + self.max_events)
-            return {"step": end}
+            return start if start and end == s else {"step": end}
 
         def partitions(self, start, end):
-            s, e = int(start["step"]), int(end["step"])
+            s, e = offset_step(start), offset_step(end)
             if e <= s:
                 return []
             size = int(self.spec.get("partition_events") or PARTITION_EVENTS)
@@ -201,16 +209,16 @@ def register(spark) -> None:
             return {"step": int(self.spec["start"])}
 
         def read(self, start):
-            s = int(start["step"])
+            s = offset_step(start)
             end = max(s, self.reader.head())
             if self.max_events:
                 end = min(end, s + self.max_events)
             if end == s:
-                return iter([]), {"step": s}
+                return iter([]), start
             return iter(self.reader.read(s, end)), {"step": end}
 
         def readBetweenOffsets(self, start, end):
-            return iter(self.reader.read(int(start["step"]), int(end["step"])))
+            return iter(self.reader.read(offset_step(start), offset_step(end)))
 
         def commit(self, end):
             pass
