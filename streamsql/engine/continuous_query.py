@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 import pyarrow as pa
 
 from . import time as sqltime
+from .deprecated import renamed
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
 from .runtime.released import OutputRow, ReleasedBatch
@@ -51,6 +52,7 @@ class ContinuousQuery:
         self.name = name
         self.plan = plan
         self.sql = plan.sql
+        #: the last step before the query started: it reads the events after it
         self.start_step = start_step
         #: the clocks of the query's streams when it started (bounds it may rely on at once)
         self.start_clocks: dict[str, int] = {}
@@ -58,6 +60,7 @@ class ContinuousQuery:
         self._bound_vals: list[int] = []          # ... and its value after each of them
         self._bounds_dict: dict | None = None
         self.output_bound: int = sqltime.NO_TIME
+        #: the last step whose event the query has processed (what it released is in :attr:`rows`)
         self.processed_step = start_step
         self.running = True
         self.error: str | None = None
@@ -81,6 +84,9 @@ class ContinuousQuery:
         self.twin: Any = None
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
+
+    start_seq = renamed("start_seq", "start_step")
+    processed_seq = renamed("processed_seq", "processed_step")
 
     @property
     def engine(self) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..deprecated import renamed
+
 
 @dataclass(frozen=True)
 class OutputRow:
@@ -21,3 +23,5 @@ class ReleasedBatch:
     rows: list[OutputRow] = field(default_factory=list)
     bound: int | None = None
     errors: list = field(default_factory=list)   # (input stream, operators.base.OperatorError) at this step
+
+    seq = renamed("seq", "step")
