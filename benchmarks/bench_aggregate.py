@@ -67,7 +67,7 @@ def trades(n: int, tickers: int, seed: int = 7):
 def run_query(wb, sql, start, name) -> tuple[float, int]:
     plan = analyze(sql, wb.catalog).query
     t0 = time.perf_counter()
-    q = wb.lifecycle.start(plan, name, start_seq=start)
+    q = wb.lifecycle.start(plan, name, start_step=start)
     q.wait()
     dt = time.perf_counter() - t0
     n = q.row_count
@@ -106,7 +106,7 @@ def running(spark, wb, folder, kind: str, run: int, events: int, tickers: int, *
     name = f"R{run}"
     wb.execute(f"CREATE STREAM {name} (ticker VARCHAR(5), price DOUBLE, volume INTEGER)")
     data = trades(events + 1000, tickers)
-    start = wb.last_seq
+    start = wb.last_step
     wb.load(name, {k: v[:1000] for k, v in data.items()})
     if kind == "native":
         spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "true")
@@ -115,7 +115,7 @@ def running(spark, wb, folder, kind: str, run: int, events: int, tickers: int, *
     else:
         sql = {"tumbling": TUMBLING, "sliding": SLIDING, "float_avg": FLOAT_AVG,
                "float_avg_where": FLOAT_AVG_WHERE}[kind].replace("Trades", name)
-        q = wb.lifecycle.start(analyze(sql, wb.catalog).query, f"{kind}_r{run}", start_seq=start)
+        q = wb.lifecycle.start(analyze(sql, wb.catalog).query, f"{kind}_r{run}", start_step=start)
         wait, stop = q.wait, q.stop
     wait()
     wb.load(name, {k: v[1000:] for k, v in data.items()})
@@ -212,7 +212,7 @@ def main():
            "events": a.events, "tickers": a.tickers, "buckets": a.buckets}
     with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False, reader="parallel") as wb:
         wb.execute("CREATE STREAM Trades (ticker VARCHAR(5), price DOUBLE, volume INTEGER)")
-        start = wb.last_seq
+        start = wb.last_step
         wb.load("Trades", trades(a.events, a.tickers))
         native(spark, wb, start, folder, 0)                       # warm-up
         tn, nn = min(native(spark, wb, start, folder, r) for r in (1, 2))

@@ -88,7 +88,7 @@ def measure(kinds: list[str], n: int, checked_modes: list[bool]) -> dict:
         folder = Path(tempfile.mkdtemp(prefix=f"streamsql-bench-calc-{kind}-"))
         with Workbench(folder / "ws", engine="spark", buckets=2, trace=False, reader="parallel") as wb:
             wb.execute(ddl)
-            start = wb.last_seq
+            start = wb.last_step
             load(wb, kind, n)
             plan = analyze(sql, wb.catalog).query
             for checked in checked_modes:
@@ -96,7 +96,7 @@ def measure(kinds: list[str], n: int, checked_modes: list[bool]) -> dict:
                 times = []
                 for run in range(3):
                     t0 = time.perf_counter()
-                    q = wb.lifecycle.start(plan, f"{kind}{int(checked)}{run}", start_seq=start)
+                    q = wb.lifecycle.start(plan, f"{kind}{int(checked)}{run}", start_step=start)
                     q.wait()
                     times.append(time.perf_counter() - t0)
                     rows = q.row_count

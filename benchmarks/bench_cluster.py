@@ -39,9 +39,9 @@ def worker(a) -> dict:
     with Workbench(folder / "join", engine="spark", master=a.master, buckets=a.buckets, trace=False,
                    reader="parallel", spark_conf=conf) as wb:
         wb.execute(BJ.DDL)
-        start = wb.last_seq
+        start = wb.last_step
         wb.load(None, BJ.events(a.events, a.keys, 1000))
-        total = wb.last_seq - start
+        total = wb.last_step - start
         BJ.native(spark, wb, start, folder / "join", 0)                        # warm-up
         tn, nn = min(BJ.native(spark, wb, start, folder / "join", r) for r in (1, 2))
         to, no = min(BJ.ours(wb, start, r) for r in (1, 2))
@@ -50,7 +50,7 @@ def worker(a) -> dict:
     with Workbench(folder / "agg", engine="spark", master=a.master, buckets=a.buckets, trace=False,
                    reader="parallel", spark_conf=conf) as wb:
         wb.execute("CREATE STREAM Trades (ticker VARCHAR(5), price DOUBLE, volume INTEGER)")
-        start = wb.last_seq
+        start = wb.last_step
         wb.load("Trades", BA.trades(a.trades, a.tickers))
         BA.native(spark, wb, start, folder / "agg", 0)                         # warm-up
         tn, nn = min(BA.native(spark, wb, start, folder / "agg", r) for r in (1, 2))

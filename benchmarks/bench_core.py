@@ -134,7 +134,7 @@ def throughput(events: int, folder: Path) -> tuple[float, float]:
         wb.execute("CREATE STREAM P (name VARCHAR(10), v INTEGER); CREATE STREAM Q (name VARCHAR(10), v INTEGER)")
         half = events // 2
         rt = BASE + np.arange(half, dtype=np.int64) * 20
-        start = wb.last_seq
+        start = wb.last_step
         wb.load("P", {"ROWTIME": rt, "name": ["p"] * half, "v": np.arange(half, dtype=np.int32)})
         wb.load("Q", {"ROWTIME": rt + 10, "name": ["q"] * half, "v": np.arange(half, dtype=np.int32)})
         cat = wb.catalog
@@ -152,7 +152,7 @@ def throughput(events: int, folder: Path) -> tuple[float, float]:
                 n[0] += df.toArrow().num_rows
             t0 = time.perf_counter()
             sq = (spark.readStream.format(NAME).option("spec", json.dumps(spec)).load()
-                  .where("ev = 0").selectExpr("seq", "rowtime", "s0_c0", "s0_c1", "s1_c0", "s1_c1")
+                  .where("ev = 0").selectExpr("step", "rowtime", "s0_c0", "s0_c1", "s1_c0", "s1_c1")
                   .writeStream.foreachBatch(fb).option("checkpointLocation", str(folder / f"base-ck{run}")).start())
             sq.processAllAvailable()
             dt = time.perf_counter() - t0
@@ -162,7 +162,7 @@ def throughput(events: int, folder: Path) -> tuple[float, float]:
 
         def union(run: int) -> float:
             t0 = time.perf_counter()
-            q = wb.lifecycle.start(plan, f"u{run}", start_seq=start)   # replays the log from ``start``
+            q = wb.lifecycle.start(plan, f"u{run}", start_step=start)   # replays the log from ``start``
             q.wait()
             dt = time.perf_counter() - t0
             assert q.row_count == events - 1       # the last Q row waits for P's clock

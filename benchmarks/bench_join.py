@@ -100,7 +100,7 @@ def native(spark, wb, start, folder, run) -> tuple[float, int]:
 def ours(wb, start, run) -> tuple[float, int]:
     plan = analyze(JOIN, wb.catalog).query
     t0 = time.perf_counter()
-    q = wb.lifecycle.start(plan, f"join{run}", start_seq=start)
+    q = wb.lifecycle.start(plan, f"join{run}", start_step=start)
     q.wait()
     dt = time.perf_counter() - t0
     n = q.row_count
@@ -142,9 +142,9 @@ def main():
            "orders": a.events, "trades": a.events, "keys": a.keys, "buckets": a.buckets}
     with Workbench(folder / "ws", engine="spark", buckets=a.buckets, trace=False, reader="parallel") as wb:
         wb.execute(DDL)
-        start = wb.last_seq
+        start = wb.last_step
         wb.load(None, events(a.events, a.keys, a.bound_every))
-        total = wb.last_seq - start
+        total = wb.last_step - start
         # each warmed up alike by a first full run (not timed), then timed in the second
         native(spark, wb, start, folder, 0)
         tn, nn = native(spark, wb, start, folder, 1)

@@ -48,7 +48,7 @@ def fill(path: str) -> None:
 
 
 def state(wb, queries) -> tuple:
-    return (wb.last_seq, wb.clock("S"), wb.clock("P"), [len(q.rows) for q in queries],
+    return (wb.last_step, wb.clock("S"), wb.clock("P"), [len(q.rows) for q in queries],
             len(wb.catalog.tables["R"].rows), wb.streams()[2]["pending"])
 
 
@@ -88,7 +88,7 @@ def main(mode: str, ws: str, copy_to: str, seed: int) -> None:
                 f.truncate(max(0, os.path.getsize(filler) - rng.choice([0, 4096, 16384, 65536, 262144])))
         op = rng.choice(["inject", "inject", "load", "table", "pending", "small"])
         before = state(wb, queries)
-        seq0 = wb.last_seq
+        step0 = wb.last_step
         try:
             ops += 1
             if op in ("inject", "small"):
@@ -118,12 +118,12 @@ def main(mode: str, ws: str, copy_to: str, seed: int) -> None:
             assert state(wb, queries) == before, (op, state(wb, queries), before)
             assert not list((wb.path / "log").glob("*/*.tmp"))
         else:
-            assert wb.last_seq > seq0 or op == "table"
+            assert wb.last_step > step0 or op == "table"
         if rnd % 10 == 9:   # a reader sees exactly the last commit, even on a full disk
             ro = Workbench(ws, engine="local", read_only=True)
-            assert ro.last_seq == wb.last_seq and ro.open_warnings == [], ro.open_warnings
+            assert ro.last_step == wb.last_step and ro.open_warnings == [], ro.open_warnings
             d = ro.catalog.streams["S"]
-            assert ro.log.read(d.uid, entry_schema(d.fields), 0, ro.last_seq).num_rows >= len(committed_s)
+            assert ro.log.read(d.uid, entry_schema(d.fields), 0, ro.last_step).num_rows >= len(committed_s)
             ro.close()
 
     # space back: the session goes on
@@ -136,14 +136,14 @@ def main(mode: str, ws: str, copy_to: str, seed: int) -> None:
     committed_s += [(rt, kk) for rt, kk, _ in batch]
     live = [(r.rowtime, r.values[0]) for r in rows.rows]
     live_agg = [r.values for r in agg.rows]
-    last_seq = wb.last_seq
+    last_step = wb.last_step
     wb.close()
 
     wb = Workbench(ws, engine="local")          # reopened: exactly what was committed
     assert wb.open_warnings == [], wb.open_warnings
-    assert wb.last_seq == last_seq
+    assert wb.last_step == last_step
     d = wb.catalog.streams["S"]
-    log_rows = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq).to_pydict()
+    log_rows = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step).to_pydict()
     logged = [(rt, kk) for rt, kk, kind in zip(log_rows["rowtime"], log_rows["c0"], log_rows["kind"]) if kind == 0]
     assert logged == committed_s, (len(logged), len(committed_s))
     assert [(r.rowtime, r.values[0]) for r in wb.queries["rows"].rows] == committed_s == live
@@ -157,7 +157,7 @@ def main(mode: str, ws: str, copy_to: str, seed: int) -> None:
     assert wb.streams()[2]["pending"] == committed_p
     wb.close()
     shutil.copytree(ws, copy_to)
-    print(json.dumps({"ops": ops, "failed": failed, "messages": messages, "events": last_seq,
+    print(json.dumps({"ops": ops, "failed": failed, "messages": messages, "events": last_step,
                       "rows": len(committed_s), "pending": committed_p, "table_rows": table_rows}))
 
 

@@ -153,7 +153,7 @@ def test_output_bound_is_end_of_period_containing_the_clock():
         SELECT STREAM COUNT(*) AS c FROM S GROUP BY FLOOR(S.ROWTIME TO HOUR)""",
             [row("S", "02:10", x=1), bound("S", "02:30"), bound("S", "03:00")])
     assert r.bounds == {1: "03:00:00", 3: "04:00:00"}
-    assert r.q.output_bound_at(r.q.start_seq + 2) == ts("03:00")
+    assert r.q.output_bound_at(r.q.start_step + 2) == ts("03:00")
     assert r.table("c") == [(3, "03:00:00", 1)]
 
 

@@ -119,7 +119,7 @@ def run(ddl: str, query: str, events: list[Event], *, engine: str = "local", wb=
     q = wb.query(query)
     outcomes = wb.inject(events) if events else []
     q.wait(timeout=300)
-    first = q.start_seq
+    first = q.start_step
     r = Run(wb, q, outcomes)
     for o in q.rows:
         r.rows.append((o.step - first, hm(o.rowtime), dict(zip(q.columns, o.values))))
@@ -132,7 +132,7 @@ def drive(wb, q, events: list[Event]):
     n = len(q.rows)
     wb.inject(events)
     q.wait(timeout=300)
-    return [(o.step - q.start_seq, hm(o.rowtime), dict(zip(q.columns, o.values))) for o in q.rows[n:]]
+    return [(o.step - q.start_step, hm(o.rowtime), dict(zip(q.columns, o.values))) for o in q.rows[n:]]
 
 
 def approx_equal(a, b, rel=1e-9, abs_=1e-9) -> bool:
@@ -217,9 +217,9 @@ def start_queries(wb, ddl: str, queries: dict[str, str]) -> dict:
     return {name: wb.query(sql, name=re.sub(r"\W+", "_", name)) for name, sql in queries.items()}
 
 
-def released(q, start_seq: int | None = None) -> list[tuple]:
+def released(q, start_step: int | None = None) -> list[tuple]:
     """A query's released rows as (step, rowtime, values...), steps relative to its start."""
-    s0 = q.start_seq if start_seq is None else start_seq
+    s0 = q.start_step if start_step is None else start_step
     return [(o.step - s0, o.rowtime) + tuple(o.values) for o in q.rows]
 
 

@@ -230,11 +230,11 @@ def test_bad_rowtimes_through_the_api(wb, rowtime):
 def test_bad_loads_change_nothing(wb, data, named):
     q = next(iter(wb.queries.values()))
     wb.insert("S", {"a": 1}, rowtime="2020-01-01 09:00:00")
-    seq = wb.last_seq
+    step = wb.last_step
     with pytest.raises(EventError, match=named) as e:
         wb.load("S", data)
     assert "\n" not in str(e.value)
-    assert wb.last_seq == seq and len(q.rows) == 1
+    assert wb.last_step == step and len(q.rows) == 1
     wb.load("S", {"ROWTIME": [1577872800000], "a": [7]})
     assert [r.values[0] for r in q.rows] == [1, 7]
 

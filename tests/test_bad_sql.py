@@ -89,7 +89,7 @@ def _check_scenario(wb: Workbench, sql_path: Path) -> None:
     names = {}
     for ev in events:
         names.setdefault(wb.catalog.stream(ev.stream).name, ev.stream)
-    base = wb.last_seq
+    base = wb.last_step
     outcomes = wb.inject(events)
     got = replay_lines(q, outcomes, base, bounds=any("bound" in e for e in expected), stream_names=names)
     got = json.loads(json.dumps(got))

@@ -30,7 +30,7 @@ def _spark_session(request):
 def errs(r) -> list[tuple]:
     """``(step, rowtime, ERROR_NAME, stream)`` of the query's calculator errors."""
     from test_aggregate_support import hm
-    first = r.q.start_seq
+    first = r.q.start_step
     return [(e.step - first, hm(e.data_rowtime), e.name, e.stream) for e in r.q.errors if e.is_calc]
 
 
@@ -272,7 +272,7 @@ def test_errors_stream_rows_and_replay_lines(engine, tmp_path):
             (er,) = [dict(zip(res.columns, r)) for r in res.rows]
         assert er["ERROR_LEVEL"] == "ERROR" and er["ERROR_NAME"] == "DIVISION_BY_ZERO"
         assert er["MESSAGE"] == 'Query ratio: division by zero in "a / b" with a = 7, b = 0 (SQLSTATE 22012)'
-        assert er["STREAM_NAME"] == "S" and er["PRODUCER"] == "ratio" and er["STEP"] == q.start_seq + 1
+        assert er["STREAM_NAME"] == "S" and er["PRODUCER"] == "ratio" and er["STEP"] == q.start_step + 1
         assert json.loads(er["DATA_ROW"])["A"] == 7
     finally:
         wb.close()
@@ -352,7 +352,7 @@ def test_live_view_and_timeline_mark_the_refused_row(wb_local):
     assert 'class="calc-error"' in html and "title=\"Query ratio: division by zero in &quot;a / b&quot;" in html
     lanes, recs = timeline_records(q)
     (mark,) = [r for r in recs if r["what"] == "calc error"]
-    assert mark["lane"] == "S" and mark["time"] == "2006-10-10 10:00:00" and mark["step"] == q.start_seq + 1
+    assert mark["lane"] == "S" and mark["time"] == "2006-10-10 10:00:00" and mark["step"] == q.start_step + 1
     assert mark["detail"] == f"DIVISION_BY_ZERO: {msg}"
     spec = timeline_chart(q).to_dict()
     assert "calc error" in spec["vconcat"][0]["layer"][0]["encoding"]["color"]["scale"]["domain"]
@@ -374,7 +374,7 @@ def test_a_query_rebuilt_after_an_undone_append_keeps_its_name_and_trace(tmp_pat
         wb.execute(DDL)
         q = wb.query("SELECT STREAM ROWTIME, a / b AS q FROM S", name="ratio")
         wb.inject([S("10:00", a=7, b=0)])                               # step 1: refused
-        committed = wb.last_seq
+        committed = wb.last_step
         assert [t.step for t in q.trace] == [committed]
 
         def full(*_a, **_k):
@@ -383,7 +383,7 @@ def test_a_query_rebuilt_after_an_undone_append_keeps_its_name_and_trace(tmp_pat
         with pytest.raises(streamsql.StreamSqlError):
             wb.inject([S("10:01", a=8, b=0)])
         monkeypatch.undo()
-        assert wb.last_seq == committed and [t.step for t in q.trace] == [committed]
+        assert wb.last_step == committed and [t.step for t in q.trace] == [committed]
         wb.inject([S("10:02", a=9, b=0)])
         assert [e.message for e in q.errors] == [
             'Query ratio: division by zero in "a / b" with a = 7, b = 0 (SQLSTATE 22012)',

@@ -212,8 +212,8 @@ def run(engine: str, texts: list[str], rows) -> list:
         out = []
         for q in qs:
             q.wait(timeout=600)
-            out.append(([(r.step - q.start_seq, r.values[0]) for r in q.rows],
-                        [(e.step - q.start_seq, e.name, e.message) for e in q.errors]))
+            out.append(([(r.step - q.start_step, r.values[0]) for r in q.rows],
+                        [(e.step - q.start_step, e.name, e.message) for e in q.errors]))
         return out
     finally:
         wb.close()

@@ -17,21 +17,21 @@ def ts(s):
 
 
 class Cat:
-    """A catalog with one stream S (ticker VARCHAR(10)) and a running sequence number."""
+    """A catalog with one stream S (ticker VARCHAR(10)) and a running step counter."""
 
     def __init__(self):
         self.c = Catalog()
         self.c.create_stream("S", [Field("TICKER", SqlType("VARCHAR", 10))])
-        self.seq = 0
-        self.log = []          # (seq, stream, entry)
+        self.step = 0
+        self.log = []          # (step, stream, entry)
 
     def ev(self, kind, t=None, producer=None, strict=False, **values):
-        self.seq += 1
+        self.step += 1
         out = {}
         o = self.c.apply(Event("S", kind, None if t is None else ts(t), values or None, strict, producer),
-                         self.seq, out)
+                         self.step, out)
         for s, es in out.items():
-            self.log += [(self.seq, s, e) for e in es]
+            self.log += [(self.step, s, e) for e in es]
         return o
 
     def rows(self, stream="S"):
@@ -150,4 +150,4 @@ def test_snapshot_round_trip_keeps_producers_and_pending_rows():
     c2 = Catalog.from_json(json.loads(json.dumps(k.c.to_json())))
     assert c2.state["S"].pending == k.c.state["S"].pending
     assert c2.producer_clocks("S") == k.c.producer_clocks("S")
-    assert c2.clock("S") == k.c.clock("S") and c2.next_seq == k.c.next_seq
+    assert c2.clock("S") == k.c.clock("S") and c2.next_step == k.c.next_step

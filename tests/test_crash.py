@@ -62,20 +62,20 @@ CHILD = textwrap.dedent("""
             wb.query(sql, name=name)
     evs = events()
     upto = int(sys.argv[2])
-    print("open", wb.last_seq, json.dumps(wb.open_warnings), flush=True)
+    print("open", wb.last_step, json.dumps(wb.open_warnings), flush=True)
     n = 0
-    while wb.last_seq < upto:
-        done = wb.last_seq
+    while wb.last_step < upto:
+        done = wb.last_step
         wb.inject(evs[done:min(done + 4, upto)])
         n += 1
-        print("appended", wb.last_seq, flush=True)
+        print("appended", wb.last_step, flush=True)
         if n % 3 == 0:
             for q in wb.queries.values():
                 q.wait(timeout=300)
-            print("waited", wb.last_seq, flush=True)
+            print("waited", wb.last_step, flush=True)
     for q in wb.queries.values():
         q.wait(timeout=300)
-    print("done", wb.last_seq, flush=True)
+    print("done", wb.last_step, flush=True)
     wb.close()
 """)
 
@@ -110,9 +110,9 @@ def _error_rows(wb) -> list:
     from streamsql.engine.catalog import ERROR_STREAM
     from streamsql.engine.log import entry_schema
     d = wb.catalog.streams[ERROR_STREAM]
-    t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq).to_pylist()
+    t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step).to_pylist()
     keep = [i for i, f in enumerate(d.fields) if f.name != "ERROR_TIME"]
-    return sorted((r["seq"], *(r[f"c{i}"] for i in keep)) for r in t)
+    return sorted((r["step"], *(r[f"c{i}"] for i in keep)) for r in t)
 
 
 def _reference() -> tuple[dict, dict, list]:
@@ -214,7 +214,7 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path, spark):
 
     wb = streamsql.Workbench(ws, engine="spark")
     try:
-        assert wb.last_seq == total
+        assert wb.last_step == total
         assert not wb.open_warnings, wb.open_warnings     # the last child closed cleanly
         got = _rows(wb)
         for name in QUERIES:
@@ -228,12 +228,12 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path, spark):
         for s in "ST":
             d = wb.catalog.streams[s]
             t = wb.log.read(d.uid, entry_schema(d.fields), 0, total).to_pydict()
-            for i, seq in enumerate(t["seq"]):
-                assert seq not in logged, f"step {seq} logged twice"
-                logged[seq] = (s, t["rowtime"][i], tuple(t[f"c{c}"][i] for c in range(len(d.fields))))
+            for i, step in enumerate(t["step"]):
+                assert step not in logged, f"step {step} logged twice"
+                logged[step] = (s, t["rowtime"][i], tuple(t[f"c{c}"][i] for c in range(len(d.fields))))
         evs = events()
         assert sorted(logged) == list(range(1, total + 1))
-        rows = {seq: v for seq, v in logged.items() if evs[seq - 1].kind == "row"}
+        rows = {step: v for step, v in logged.items() if evs[step - 1].kind == "row"}
         assert rows == {i + 1: (e.stream, e.rowtime, tuple(e.values.values())) for i, e in enumerate(evs)
                         if e.kind == "row"}
     finally:

@@ -24,7 +24,7 @@ CHILD = Path(__file__).resolve().parent / "disk_full_child.py"
 def _check(summary: dict, copy: Path) -> None:
     assert summary["failed"] >= 3 and summary["ops"] - summary["failed"] >= 3, summary
     with Workbench(copy, engine="local") as wb:        # the parent reopens the copy too
-        assert wb.open_warnings == [] and wb.last_seq == summary["events"]
+        assert wb.open_warnings == [] and wb.last_step == summary["events"]
         assert len(wb.queries["rows"].rows) == summary["rows"]
 
 

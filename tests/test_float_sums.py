@@ -196,8 +196,8 @@ def _fresh(op):
 
 
 def _row_path(op, rows):
-    for seq, sub, rt, vals in rows:
-        op.on_row(0, seq, rt, vals, None, encode_ints(seq, sub))
+    for step, sub, rt, vals in rows:
+        op.on_row(0, step, rt, vals, None, encode_ints(step, sub))
     return op
 
 
@@ -209,24 +209,24 @@ def _combined(op, rows, size, solo_from):
     host = PrecombinedAggregate(op)
     for i in range(0, len(rows), size):
         b = rows[i:i + size]
-        seq = np.array([r[0] for r in b], np.int64)
+        step = np.array([r[0] for r in b], np.int64)
         vals = pa.table({"c0": pa.array([r[3][0] for r in b], pa.string()), "c1": pa.array([r[3][1] for r in b], pa.float64()),
                          "c2": pa.array([r[3][2] for r in b], pa.int32())})
-        g = comb.combine(seq, np.array([r[1] for r in b], np.int32), np.array([r[2] for r in b], np.int64), vals, solo_from)
-        out = sorted(zip(g.column("seq").to_pylist(), g.column("sub").to_pylist(), g.column("T").to_pylist(),
+        g = comb.combine(step, np.array([r[1] for r in b], np.int32), np.array([r[2] for r in b], np.int64), vals, solo_from)
+        out = sorted(zip(g.column("step").to_pylist(), g.column("sub").to_pylist(), g.column("T").to_pylist(),
                          g.column("part").to_pylist()))
-        for seq, sub, t, part in out:
-            host.on_row(0, seq, t, Partial(*unpack(part)), None, encode_ints(seq, sub))
+        for step, sub, t, part in out:
+            host.on_row(0, step, t, Partial(*unpack(part)), None, encode_ints(step, sub))
     return op
 
 
 def _draw_rows(rnd, n):
-    rows, seq, t = [], 0, 1_160_470_000_000
+    rows, step, t = [], 0, 1_160_470_000_000
     for _ in range(n):
-        seq += rnd.choice([1, 1, 1, 0]) if rows else 1      # several rows in one event (sub > 0)
+        step += rnd.choice([1, 1, 1, 0]) if rows else 1      # several rows in one event (sub > 0)
         t += rnd.choice([0, 0, 60_000, 1_200_000])
-        sub = 0 if not rows or rows[-1][0] != seq else rows[-1][1] + 1
-        rows.append((seq, sub, t, (rnd.choice(["a", "b", None]), rnd.choice(TRICKY), rnd.choice([None, 1, 2]))))
+        sub = 0 if not rows or rows[-1][0] != step else rows[-1][1] + 1
+        rows.append((step, sub, t, (rnd.choice(["a", "b", None]), rnd.choice(TRICKY), rnd.choice([None, 1, 2]))))
     return rows
 
 
@@ -262,7 +262,7 @@ def test_big_values_travel_as_rows_and_split_their_groups_partial():
     comb = ScanCombiner(scan_spec(op.node, 1))
     vals = pa.table({"c0": ["a"] * 4, "c1": [r[3][1] for r in rows], "c2": pa.array([r[3][2] for r in rows], pa.int32())})
     g = comb.combine(np.array([1, 2, 3, 3]), np.array([0, 0, 0, 1], np.int32), np.array([r[2] for r in rows]), vals)
-    parts = sorted(zip(g.column("seq").to_pylist(), g.column("sub").to_pylist(),
+    parts = sorted(zip(g.column("step").to_pylist(), g.column("sub").to_pylist(),
                        [Partial(*unpack(p)) for p in g.column("part").to_pylist()]), key=lambda p: p[:2])
     assert [(s, b, p.row) for s, b, p in parts] == [(1, 0, None), (2, 0, ("a", MAX, 2)), (3, 0, None),
                                                     (3, 1, ("a", MAX, None))]
@@ -334,8 +334,8 @@ def _outputs(wb, events):
     out = {}
     for name, q in qs.items():
         q.wait(timeout=600)
-        out[name] = (released(q), {s - q.start_seq: b for s, b in q.bounds.items()},
-                     [(e.step - q.start_seq, e.message) for e in q.errors])
+        out[name] = (released(q), {s - q.start_step: b for s, b in q.bounds.items()},
+                     [(e.step - q.start_step, e.message) for e in q.errors])
     return out, outcomes
 
 

@@ -27,8 +27,8 @@ N_EVENTS = int(os.environ.get("STREAMSQL_FUZZ_EVENTS", "30"))
 
 
 def _result(q) -> tuple:
-    return (released(q), {s - q.start_seq: b for s, b in q.bounds.items()},
-            [(e.step - q.start_seq, e.name, e.stream) for e in q.errors])
+    return (released(q), {s - q.start_step: b for s, b in q.bounds.items()},
+            [(e.step - q.start_step, e.name, e.stream) for e in q.errors])
 
 
 def run_local(evs, qs: dict) -> tuple[dict, dict]:
@@ -61,7 +61,7 @@ def run_spark(tmp, evs, qs: dict, batch, buckets) -> dict:
         wb.execute(DDL)
         wb.inject(evs)
         for name, sql in qs.items():
-            q = wb.lifecycle.start(analyze(sql, wb.catalog).query, name, start_seq=0)
+            q = wb.lifecycle.start(analyze(sql, wb.catalog).query, name, start_step=0)
             q.wait(timeout=600)
             out[name] = _result(q)
             q.stop()

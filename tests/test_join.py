@@ -275,7 +275,7 @@ def test_seed_002_query_2_trace_says_which_clock_a_held_row_waits_for():
     # meet an order at 10:04).
     r = run(ORDERS_TRADES, SELECT_SEED + """FROM Orders OVER (RANGE INTERVAL '10' MINUTE PRECEDING) AS o
             JOIN Trades AS t ON o.orderId = t.orderId""", SEED_EVENTS[:5])
-    trace = {t.step - r.q.start_seq: t for t in r.q.trace}
+    trace = {t.step - r.q.start_step: t for t in r.q.trace}
     join = [o for o in trace[4].operators if o.operator == "join"][0]
     assert join.inputs == ("ORDERS", "TRADES") and join.present == ts("10:03")
     assert [(h.rowtime, h.waits_for) for h in join.held] == [

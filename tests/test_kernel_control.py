@@ -150,11 +150,11 @@ def test_interrupt_stops_a_blocking_wait_and_the_workbench_stays_usable(kernel):
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
     assert reply["evalue"].startswith("stopped waiting for query slow; it keeps running (step ")
     # the query was not cancelled: it is still running, without error, and still catching up
-    state = value(kc, "slow.running, slow.error, slow.processed_seq < slow_wb.last_seq")
+    state = value(kc, "slow.running, slow.error, slow.processed_step < slow_wb.last_step")
     assert state == "(True, None, True)"
-    before = int(value(kc, "slow.processed_seq"))
+    before = int(value(kc, "slow.processed_step"))
     time.sleep(2)
-    assert int(value(kc, "slow.processed_seq")) > before
+    assert int(value(kc, "slow.processed_step")) > before
     # the workbench and Spark stay usable: stop it, start another query, insert, wait
     reply, (out, err, _s) = run(kc, "slow.stop()\n"
                                     "again = slow_wb.query('SELECT STREAM ROWTIME, x FROM S WHERE x > 5', name='again')\n"

@@ -93,14 +93,14 @@ def test_read_only_reads_while_the_writer_writes_and_refuses_every_write(tmp_pat
     ws = tmp_path / "ws"
     ro = Workbench(ws, engine="local", read_only=True)
     try:
-        assert ro.read_only and ro.clock("S") == 1577872800000 and ro.last_seq == 1
+        assert ro.read_only and ro.clock("S") == 1577872800000 and ro.last_step == 1
         assert [s["name"] for s in ro.streams()] == ["ERRORS", "S"]
         assert ro.execute("SELECT k, name FROM R ORDER BY k")[0].rows == [(1, "one"), (2, "two")]
         assert ro.execute("SELECT a FROM S")[0].rows == [(1,)]
         writer.send("insert 2 2020-01-01 10:01:00", "done")
-        assert ro.last_seq == 1                  # a snapshot until refreshed
+        assert ro.last_step == 1                  # a snapshot until refreshed
         ro.refresh()
-        assert ro.last_seq == 2 and ro.clock("S") == 1577872860000
+        assert ro.last_step == 2 and ro.clock("S") == 1577872860000
         assert ro.execute("SELECT a FROM S")[0].rows == [(1,), (2,)]
         before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
         writes = [
@@ -124,13 +124,13 @@ def test_read_only_reads_while_the_writer_writes_and_refuses_every_write(tmp_pat
                 w()
             assert "\n" not in str(e.value)
         assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
-        assert ro.last_seq == 2
+        assert ro.last_step == 2
     finally:
         ro.close()
     writer.send("insert 3 2020-01-01 10:02:00", "done")   # the reader took no lock
     writer.stop()
     with Workbench(ws, engine="local") as wb:           # closed properly: no take-over warning
-        assert wb.open_warnings == [] and wb.last_seq == 3
+        assert wb.open_warnings == [] and wb.last_step == 3
 
 
 def test_read_only_needs_an_existing_workspace(tmp_path):
@@ -148,7 +148,7 @@ def test_a_killed_writers_lock_is_taken_over_with_a_warning(tmp_path):
     with Workbench(ws, engine="local") as wb:
         assert any(f"took over the lock left by process {pid}" in m and "not running any more" in m
                    for m in wb.open_warnings), wb.open_warnings
-        assert wb.last_seq == 1 and wb.clock("S") == 1577872800000
+        assert wb.last_step == 1 and wb.clock("S") == 1577872800000
         assert lock_owner(ws)["pid"] == os.getpid()
         wb.insert("S", {"a": 2}, rowtime="2020-01-01 10:01:00")
     assert lock_owner(ws) is None                        # released on close

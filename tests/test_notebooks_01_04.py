@@ -363,7 +363,7 @@ def test_engine_agrees_clock_and_late():
     with _wb() as wb:
         wb.execute(B.ORDERS_DDL)
         outs = wb.inject(B.ex01_clock_events())
-        assert [o.seq for o in outs if o.status == "late"] == EX01_CLOCK_ANSWER["late"]
+        assert [o.step for o in outs if o.status == "late"] == EX01_CLOCK_ANSWER["late"]
         assert T.format_time_of_day(wb.clock("Orders")) == EX01_CLOCK_ANSWER["clock"]
 
 
@@ -393,8 +393,8 @@ def test_engine_agrees_eclipsed():
     with _wb() as wb:
         wb.execute("CREATE STREAM Events (color VARCHAR(10))")
         outs = wb.inject(B.ex02_eclipse_events())
-        assert [o.seq for o in outs if o.status == "eclipsed"] == EX02_ECLIPSED
-        assert all(o.status == "ok" for o in outs if o.seq not in EX02_ECLIPSED)
+        assert [o.step for o in outs if o.status == "eclipsed"] == EX02_ECLIPSED
+        assert all(o.status == "ok" for o in outs if o.step not in EX02_ECLIPSED)
 
 
 def test_engine_agrees_filter_bounds():

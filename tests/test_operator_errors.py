@@ -36,8 +36,8 @@ GROUP BY FLOOR(ROWTIME TO HOUR), sensor"""
 
 def error_rows(wb) -> list[dict]:
     d = wb.catalog.streams[ERROR_STREAM]
-    t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq).to_pylist()
-    return [dict({f.name: r[f"c{i}"] for i, f in enumerate(d.fields)}, seq=r["seq"]) for r in t]
+    t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step).to_pylist()
+    return [dict({f.name: r[f"c{i}"] for i, f in enumerate(d.fields)}, step=r["step"]) for r in t]
 
 
 def run(tmp_path, engine: str, **kw):
@@ -60,9 +60,9 @@ def test_late_segments_keep_the_log_in_step_order(tmp_path):
     fields = [Field("a", parse_type_name("INTEGER"))]
     schema = entry_schema(fields)
 
-    def table(seqs):
-        return pa.table({"seq": seqs, "kind": [0] * len(seqs), "rowtime": seqs, "clock": seqs,
-                         "c0": [s * 10 for s in seqs]}, schema=schema)
+    def table(steps):
+        return pa.table({"step": steps, "kind": [0] * len(steps), "rowtime": steps, "clock": steps,
+                         "c0": [s * 10 for s in steps]}, schema=schema)
     log = EventLog(tmp_path)
     log.write_segments({"u": table([1, 3, 5])})
     log.write_segments({"u": table([6])})
@@ -70,8 +70,8 @@ def test_late_segments_keep_the_log_in_step_order(tmp_path):
     log.write_segments({"u": table([3])}, late=1)
     log.write_segments({"u": table([1, 3, 5])}, late=2)
     for reader in (log, EventLog(tmp_path)):              # this process's listing, and a fresh one
-        assert reader.read("u", schema, 0, 6).column("seq").to_pylist() == [1, 1, 3, 3, 3, 5, 5, 6]
-        assert reader.read("u", schema, 2, 5).column("seq").to_pylist() == [3, 3, 3, 5, 5]
+        assert reader.read("u", schema, 0, 6).column("step").to_pylist() == [1, 1, 3, 3, 3, 5, 5, 6]
+        assert reader.read("u", schema, 2, 5).column("step").to_pylist() == [3, 3, 3, 5, 5]
     assert sorted(p.name for p in (tmp_path / "log" / "u").iterdir()) == [
         "00000000000000000001-00000000000000000005.2.arrow", "00000000000000000001-00000000000000000005.arrow",
         "00000000000000000003-00000000000000000003.1.arrow", "00000000000000000006-00000000000000000006.arrow"]
@@ -95,7 +95,7 @@ def test_errors_of_a_stage_pass_through_later_stages_once(tmp_path, spark):
             # the same rows in ERRORS (ERROR_TIME aside), each once, at the steps that refused them
             strip = [{k: v for k, v in r.items() if k != "ERROR_TIME"} for r in rows]
             assert strip == [{k: v for k, v in r.items() if k != "ERROR_TIME"} for r in local_rows]
-            assert [r["seq"] for r in rows] == [r["STEP"] for r in rows] == [5, 7]
+            assert [r["step"] for r in rows] == [r["STEP"] for r in rows] == [5, 7]
             assert [r["STREAM_NAME"] for r in rows] == ["READINGS", "READINGS"]
             assert [(r.step, r.values) for r in qs.rows] == [(r.step, r.values) for r in ql.rows]
         finally:
@@ -168,7 +168,7 @@ def test_a_late_segment_of_an_older_workspace_is_kept(tmp_path):
     fields = d.fields
     wb.close()
     log = EventLog(tmp_path / "ws")
-    row = {"seq": [1], "kind": [0], "rowtime": [ts("10:00:00")], "clock": [ts("10:00:00")]}
+    row = {"step": [1], "kind": [0], "rowtime": [ts("10:00:00")], "clock": [ts("10:00:00")]}
     schema = entry_schema(fields)
     row.update({f"c{i}": [None] for i in range(len(fields))})
     log.write_segments({d.uid: pa.table(row, schema=schema)}, late=3)

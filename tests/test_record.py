@@ -242,11 +242,11 @@ def test_the_journal_survives_reopening_and_drops_an_interrupted_commit(tmp_path
         flushed = wb.journal.flushed
     # a commit that wrote its journal segment, then stopped before the catalog
     stray = ws / "journal" / f"{flushed + 1:020d}-{flushed + 1:020d}.jsonl"
-    stray.write_text(json.dumps({"seq": flushed + 1, "stream": "S", "kind": "row", "time": 0}) + "\n")
+    stray.write_text(json.dumps({"step": flushed + 1, "stream": "S", "kind": "row", "time": 0}) + "\n")
     with Workbench(ws, engine="local") as wb:
         assert not stray.exists()
         evs = wb.journal.events()
-        assert [e.seq for e in evs] == list(range(1, 53))
+        assert [e.step for e in evs] == list(range(1, 53))
         assert [e.values for e in evs[-2:]] == [{"A": 1}, {"A": 2}]
         assert evs[0].values == {"a": 0} and evs[0].time == t("10:00")
 

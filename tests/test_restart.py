@@ -43,7 +43,7 @@ def test_reopened_workspace_resumes_exactly(tmp_path, engine, request):
         # clocks and the log are back
         assert wb.clock("P") == T.parse_timestamp("2006-10-10 01:06:00")
         assert wb.clock("Q") == T.parse_timestamp("2006-10-10 01:04:00")
-        assert wb.last_seq == 4
+        assert wb.last_step == 4
         with pytest.raises(LateRowError):
             wb.insert("P", {"name": "late"}, rowtime="2006-10-10 01:05:00")      # step 5
         q = wb.queries["u"]
@@ -96,7 +96,7 @@ def test_spark_query_state_is_json_and_a_pickle_in_its_place_runs_nothing(tmp_pa
         wb.close()
     states = sorted((ws / "queries" / "u" / "sink").glob("state-*"))
     assert [p.suffix for p in states] == [".json"] and not list(ws.rglob("*.pickle"))
-    assert states[0].read_bytes().startswith(b'{"format":"streamsql-state/1"')
+    assert states[0].read_bytes().startswith(b'{"format":"streamsql-state/2"')
     states[0].write_bytes(__import__("pickle").dumps(_Evil(marker)))
 
     wb = Workbench(ws, engine="spark")

@@ -71,7 +71,7 @@ def outputs(wb, events) -> dict:
     for name, q in qs.items():
         q.wait(timeout=600)
         assert_stamps_never_go_backwards(q)
-        out[name] = (released(q), {s - q.start_seq: b for s, b in q.bounds.items()})
+        out[name] = (released(q), {s - q.start_step: b for s, b in q.bounds.items()})
     return out
 
 
@@ -144,14 +144,14 @@ class _Recorder:
     def __getattr__(self, name):
         return getattr(self.op, name)
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
-        out = self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
-        self.log.extend((seq, c.stamp) for c in out)
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
+        out = self.op.on_row(ch, step, rowtime, row, clocks, arrival)
+        self.log.extend((step, c.stamp) for c in out)
         return out
 
-    def on_clocks(self, seq, clocks):
-        out = self.op.on_clocks(seq, clocks)
-        self.log.extend((seq, c.stamp) for c in out)
+    def on_clocks(self, step, clocks):
+        out = self.op.on_clocks(step, clocks)
+        self.log.extend((step, c.stamp) for c in out)
         return out
 
 
@@ -184,10 +184,10 @@ def test_operator_contract_wakeups_exact_and_bound_sound(seed):
         bounds = {key: [] for key in logs}
         for ev in events:
             wb.inject([ev])
-            seq = wb.last_seq
+            step = wb.last_step
             for (name, i), h in nodes.items():
                 op, clocks = h.op.op, list(h.clocks)
-                bounds[(name, i)].append((seq, op.future_bound(clocks)))
+                bounds[(name, i)].append((step, op.future_bound(clocks)))
                 copy = pickle.loads(pickle.dumps(op))
                 before = pickle.dumps(copy.__getstate__())
                 wake = copy.wakeups()
@@ -195,12 +195,12 @@ def test_operator_contract_wakeups_exact_and_bound_sound(seed):
                 for c, w in zip(clocks, wake):
                     assert w > c, f"{name}: a wake-up threshold already reached after on_clocks"
                     below.append(c + T.DAY if w >= INF else w - 1)
-                assert copy.on_clocks(seq, below) == [], f"{name}: on_clocks below the thresholds produced rows"
+                assert copy.on_clocks(step, below) == [], f"{name}: on_clocks below the thresholds produced rows"
                 assert pickle.dumps(copy.__getstate__()) == before, f"{name}: on_clocks below the thresholds " \
                                                                     "changed the state"
         for key, log in logs.items():
-            for seq, f in bounds[key]:
-                late = [stamp for s, stamp in log if s > seq and stamp < f]
-                assert not late, f"{key}: produced a row stamped below the bound {f} it gave after step {seq}"
+            for step, f in bounds[key]:
+                late = [stamp for s, stamp in log if s > step and stamp < f]
+                assert not late, f"{key}: produced a row stamped below the bound {f} it gave after step {step}"
     finally:
         wb.close()

@@ -346,9 +346,9 @@ def test_tsort_late_rows_reach_the_error_stream(tmp_path, engine, request):
         assert [(e.step, e.name, e.data_rowtime) for e in q.errors] == [
             (5, "LATE_ROW", T.parse_timestamp("2021-03-01 10:00:12"))]
         d = wb.catalog.streams[ERROR_STREAM]
-        t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq).to_pylist()
+        t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step).to_pylist()
         rows = [tuple(r[f"c{i}"] for i in range(len(d.fields))) for r in t]
-        assert len(rows) == 1 and t[0]["seq"] == 5
+        assert len(rows) == 1 and t[0]["step"] == 5
         _time, level, name, _msg, data_rowtime, data_row, stream, producer, at = rows[0]
         assert at == 5 and name == "LATE_ROW" and stream == "READINGS" and producer == q.name and level == "WARNING"
         assert t[0]["rowtime"] == T.parse_timestamp("2021-03-01 10:00:15")

@@ -18,7 +18,7 @@ import pytest
 import streamsql
 from streamsql.engine.runtime.spark.host import BucketState, FrontierState
 from streamsql.engine.runtime.spark.inputs import InputState
-from streamsql.engine.runtime.spark.statecodec import StateFileError, dumps, loads
+from streamsql.engine.runtime.spark.statecodec import FORMAT, FORMAT_V1, StateFileError, dumps, loads
 
 from test_aggregate_support import flush, hosts, random_events, start_queries
 from test_runtimes_agree import CONTRACT_QUERIES, DDL, STREAMS
@@ -46,7 +46,7 @@ def test_values_round_trip_exactly():
 
 
 def test_frames_keep_their_columns_types_and_index():
-    df = pd.DataFrame({"seq": np.array([3, 1], dtype=np.int64), "T": np.array([1.5, np.nan]),
+    df = pd.DataFrame({"step": np.array([3, 1], dtype=np.int64), "T": np.array([1.5, np.nan]),
                        "tie": [(1, "a"), None], "blob": [b"x", None], "d": [Decimal("1.1"), Decimal("2")]})
     back = loads(dumps([df, df.iloc[[1]], pd.DataFrame()]))
     pd.testing.assert_frame_equal(back[0], df)
@@ -96,20 +96,21 @@ class _Evil:
         return (open, (str(self.path), "w"))
 
 
+@pytest.mark.parametrize("fmt", [FORMAT, FORMAT_V1])
 @pytest.mark.parametrize("case", ["pickle", "garbage", "class outside", "function", "module only",
                                   "no format", "unknown tag", "truncated"])
-def test_bad_state_files_are_a_clear_error_and_run_nothing(tmp_path, case):
+def test_bad_state_files_are_a_clear_error_and_run_nothing(tmp_path, case, fmt):
     marker = tmp_path / "ran"
-    good = dumps((InputState([1]), {}))
+    good = dumps((InputState([1]), {})).replace(f'"{FORMAT}"'.encode(), f'"{fmt}"'.encode())
     data = {
         "pickle": pickle.dumps(_Evil(marker)),
         "garbage": b"\x00\x01\x02",
-        "class outside": json.dumps({"format": "streamsql-state/1", "value": {"o": ["os:system", "touch x"]}}).encode(),
-        "function": json.dumps({"format": "streamsql-state/1",
+        "class outside": json.dumps({"format": fmt, "value": {"o": ["os:system", "touch x"]}}).encode(),
+        "function": json.dumps({"format": fmt,
                                 "value": {"o": ["streamsql.engine.time:parse_timestamp", "x"]}}).encode(),
-        "module only": json.dumps({"format": "streamsql-state/1", "value": {"o": ["streamsql.engine.time:", 1]}}).encode(),
+        "module only": json.dumps({"format": fmt, "value": {"o": ["streamsql.engine.time:", 1]}}).encode(),
         "no format": json.dumps({"value": 1}).encode(),
-        "unknown tag": json.dumps({"format": "streamsql-state/1", "value": {"zz": 1}}).encode(),
+        "unknown tag": json.dumps({"format": fmt, "value": {"zz": 1}}).encode(),
         "truncated": good[: len(good) // 2],
     }[case]
     with pytest.raises(StateFileError) as e:
@@ -123,3 +124,23 @@ def test_values_the_state_must_not_hold_are_refused_when_written():
         dumps({"f": open})
     with pytest.raises(TypeError, match="cannot hold"):
         dumps(random.Random(1))
+
+
+def test_a_version_1_state_is_read_under_the_new_names():
+    """Format 1 (a version-1 workspace's checkpoints) called the step ``seq``: an object's
+    attributes and a frame's columns are read under this version's names; a dict keeps its keys
+    (they may be a user's values), and format 2 renames nothing."""
+    from streamsql.engine.runtime.spark.timeline import Timeline
+    tl = Timeline(np.array([1, 3], np.int64), np.array([10, 30], np.int64), 5)
+    df = pd.DataFrame({"step": np.array([3, 1], dtype=np.int64), "sub": np.array([0, 1], dtype=np.int32)})
+    new = dumps([tl, df, {"seq": 1}])
+    old = (new.replace(b'"streamsql-state/2"', b'"streamsql-state/1"').replace(b'["steps",', b'["seqs",')
+           .replace(b'"step"', b'"seq"'))
+    assert old.count(b'"seq') == 3 and b'"step' not in old
+    back_tl, back_df, d = loads(old)
+    assert (back_tl.steps == tl.steps).all() and (back_tl.vals == tl.vals).all() and back_tl.initial == 5
+    assert not hasattr(back_tl, "seqs")
+    pd.testing.assert_frame_equal(back_df, df)
+    assert d == {"seq": 1}
+    kept = loads(dumps(df.rename(columns={"step": "seq"})))
+    assert list(kept.columns) == ["seq", "sub"]

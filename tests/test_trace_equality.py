@@ -36,16 +36,16 @@ def error_rows(wb) -> list[tuple]:
     """The error stream's rows, all columns but ERROR_TIME, in a canonical order (the Spark
     runtime appends an operator's errors after the event's commit; several queries' in any order)."""
     d = wb.catalog.streams[ERROR_STREAM]
-    t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq).to_pylist()
+    t = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step).to_pylist()
     names = [f.name for f in d.fields]
     rows = [tuple(r[f"c{i}"] for i, n in enumerate(names) if n != "ERROR_TIME") for r in t]
     return sorted(rows, key=repr)
 
 
 def outputs(q) -> tuple:
-    return ([(r.step - q.start_seq, r.rowtime, r.values) for r in q.rows],
-            {s - q.start_seq: b for s, b in q.bounds.items()},
-            sorted([(e.step - q.start_seq, e.name, e.data_rowtime, e.data_row) for e in q.errors]))
+    return ([(r.step - q.start_step, r.rowtime, r.values) for r in q.rows],
+            {s - q.start_step: b for s, b in q.bounds.items()},
+            sorted([(e.step - q.start_step, e.name, e.data_rowtime, e.data_row) for e in q.errors]))
 
 
 def assert_traces_equal(local, spark, what: str) -> None:
@@ -168,7 +168,7 @@ def spark_queries(path, events, **kw) -> tuple:
     wb.inject(events)
     qs = {}
     for name, sql in QUERIES.items():
-        q = qs[name] = wb.lifecycle.start(analyze(sql, wb.catalog).query, name, start_seq=0)
+        q = qs[name] = wb.lifecycle.start(analyze(sql, wb.catalog).query, name, start_step=0)
         q.wait(timeout=600)
         q.stop()
     return wb, qs

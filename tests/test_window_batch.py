@@ -295,7 +295,7 @@ def bucket_rows(batch):
 def run_record(r, shown):
     """What a bucket run gives its stage: emitted rows with their steps, frontier reports, the
     refused rows' records (with the stream each came from), the trace's part."""
-    em = [(e.seq, e.cand.stamp, e.cand.tie, tuple(norm(v) for v in e.cand.row)) for e in r.emitted]
+    em = [(e.step, e.cand.stamp, e.cand.tie, tuple(norm(v) for v in e.cand.row)) for e in r.emitted]
     errs = [(e.step, e.name, e.sqlstate, e.data_rowtime, e.data_row, e.message, e.stream) for e in r.errors]
     tr = None if r.trace is None else (r.trace.start, r.trace.base, r.trace.views,
                                        [(b, s, c.stamp, c.tie, c.row) for b, s, c in r.trace.held])

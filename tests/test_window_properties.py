@@ -79,7 +79,7 @@ def test_over_final_content_equals_spark_batch(spark, events, A, n, offset):
         assert_stamps_never_go_backwards(q)
         # one output per accepted row, released at the row's own step
         assert len(q.rows) == len(acc.get("S", []))
-        assert [o.step - q.start_seq - 1 for o in q.rows] == [i for i, _t, _v in acc.get("S", [])]
+        assert [o.step - q.start_step - 1 for o in q.rows] == [i for i, _t, _v in acc.get("S", [])]
         got = multiset([(o.rowtime,) + tuple(o.values) for o in q.rows])
         assert got == spark_reference(spark, A, n, lo, hi)
         event("rows" if got else "no rows")

@@ -64,8 +64,8 @@ def _corruptions(ws: Path, marker: Path) -> dict[str, bytes]:
     bad_uid["catalog"]["streams"][1]["uid"] = "../../etc"
     bad_type = json.loads(good)
     bad_type["catalog"]["streams"][1]["fields"][0]["type"]["name"] = "EVIL"
-    bad_seq = json.loads(good)
-    bad_seq["catalog"]["next_seq"] = "3"
+    bad_step = json.loads(good)
+    bad_step["catalog"]["next_step"] = "3"
     return {
         "garbage": os.urandom(200),
         "empty": b"",
@@ -76,7 +76,7 @@ def _corruptions(ws: Path, marker: Path) -> dict[str, bytes]:
         "a newer version": json.dumps(newer).encode(),
         "a uid that is a path": json.dumps(bad_uid).encode(),
         "an unknown type": json.dumps(bad_type).encode(),
-        "a text next_seq": json.dumps(bad_seq).encode(),
+        "a text next_step": json.dumps(bad_step).encode(),
         "deeply nested": b"[" * 100_000 + b"]" * 100_000,
         "not UTF-8": b'{"version": 1, "catalog": "\xff\xfe"}',
     }
@@ -140,10 +140,10 @@ def _arrow_bytes(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _segment_for(wb_fields, seq: int, a: int) -> bytes:
+def _segment_for(wb_fields, step: int, a: int) -> bytes:
     schema = entry_schema(wb_fields)
-    t = pa.Table.from_pydict({"seq": [seq], "kind": [0], "rowtime": [1577880000000 + seq * 60000],
-                              "clock": [1577880000000 + seq * 60000], "c0": [a], "c1": ["torn"]}, schema=schema)
+    t = pa.Table.from_pydict({"step": [step], "kind": [0], "rowtime": [1577880000000 + step * 60000],
+                              "clock": [1577880000000 + step * 60000], "c0": [a], "c1": ["torn"]}, schema=schema)
     return _arrow_bytes(t)
 
 
@@ -155,13 +155,13 @@ def _reopen_and_check(ws: Path, caplog, expect_rows, name_in_warning: str, moved
         assert any(name_in_warning in w for w in wb.open_warnings), wb.open_warnings
         assert any(name_in_warning in r.getMessage() for r in caplog.records)
         assert rows_of(wb) == expect_rows
-        assert json.loads((ws / "log" / "HEAD").read_text())["seq"] == wb.last_seq
+        assert json.loads((ws / "log" / "HEAD").read_text())["step"] == wb.last_step
         if moved:
             assert list((ws / "torn").rglob(Path(name_in_warning).name)), "the torn file is kept aside"
         # the session goes on: a new append gets the next step and the query sees it
-        seq = wb.last_seq
+        step = wb.last_step
         wb.insert("S", {"a": 9, "b": "new"}, rowtime="2020-01-01 11:00:00")
-        assert wb.last_seq == seq + 1 and rows_of(wb)[-1] == (9, "new")
+        assert wb.last_step == step + 1 and rows_of(wb)[-1] == (9, "new")
     finally:
         wb.close()
     with Workbench(ws, engine="local") as wb:      # and the next open finds nothing wrong
@@ -183,7 +183,7 @@ def test_half_written_segment_is_ignored_with_a_warning(tmp_path, caplog):
 def test_segment_past_the_commit_is_ignored_and_its_steps_reused(tmp_path, caplog):
     ws = make_ws(tmp_path / "ws")
     with Workbench(ws, engine="local") as wb:
-        fields, last = wb.catalog.streams["S"].fields, wb.last_seq
+        fields, last = wb.catalog.streams["S"].fields, wb.last_step
     seg = segments(ws)[-1].parent / f"{last + 1:020d}-{last + 1:020d}.arrow"
     seg.write_bytes(_segment_for(fields, last + 1, 77))   # a whole segment whose commit never happened
     _reopen_and_check(ws, caplog, ALL, seg.name)          # never read: no (77, 'torn') row
@@ -212,20 +212,20 @@ def test_missing_or_damaged_head_is_rewritten_with_a_warning(tmp_path, caplog):
     ws = make_ws(tmp_path / "ws")
     (ws / "log" / "HEAD").unlink()
     _reopen_and_check(ws, caplog, ALL, "HEAD", moved=False)
-    for bad in (b"{\"seq\": ", b"[]", b"{\"seq\": -4}", b"\xff"):
+    for bad in (b"{\"step\": ", b"[]", b"{\"step\": -4}", b"\xff"):
         (ws / "log" / "HEAD").write_bytes(bad)
         caplog.clear()
         with Workbench(ws, engine="local") as wb:
             assert any("HEAD" in w and "rewritten" in w for w in wb.open_warnings), (bad, wb.open_warnings)
-            assert json.loads((ws / "log" / "HEAD").read_text())["seq"] == wb.last_seq
+            assert json.loads((ws / "log" / "HEAD").read_text())["step"] == wb.last_step
 
 
 def test_head_ahead_of_the_catalog_is_pulled_back(tmp_path):
     ws = make_ws(tmp_path / "ws")
-    (ws / "log" / "HEAD").write_text(json.dumps({"seq": 1000}))
+    (ws / "log" / "HEAD").write_text(json.dumps({"step": 1000}))
     with Workbench(ws, engine="local") as wb:
         assert any("says step 1000" in w for w in wb.open_warnings)
-        assert json.loads((ws / "log" / "HEAD").read_text())["seq"] == wb.last_seq < 1000
+        assert json.loads((ws / "log" / "HEAD").read_text())["step"] == wb.last_step < 1000
 
 
 def test_a_segment_damaged_while_open_is_a_clear_error_naming_it(tmp_path):
@@ -236,7 +236,7 @@ def test_a_segment_damaged_while_open_is_a_clear_error_naming_it(tmp_path):
         d = wb.catalog.streams["S"]
         with pytest.raises(WorkspaceError, match=f"log segment {seg} cannot be read"):
             wb.log._segments.clear()
-            wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_seq)
+            wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step)
 
 
 def test_a_valid_arrow_segment_with_other_columns_fails_the_query_not_the_workspace(tmp_path):
@@ -247,7 +247,7 @@ def test_a_valid_arrow_segment_with_other_columns_fails_the_query_not_the_worksp
         q = wb.queries["q"]
         assert not q.running and str(seg) in q.error and "does not hold this stream's entries" in q.error
         wb.insert("S", {"a": 5, "b": "ok"}, rowtime="2020-01-01 11:00:00")   # appends still work
-        assert wb.last_seq == 4
+        assert wb.last_step == 4
 
 
 # --------------------------------------------------------------------------- no pickle anywhere we own

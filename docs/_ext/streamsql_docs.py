@@ -127,7 +127,7 @@ class Replay:
                 self.names.setdefault(self.wb.catalog.stream(ev.stream).name, ev.stream)
             except Exception:
                 pass
-        self.first = self.wb.last_seq          # steps count from the first event (the script may INSERT)
+        self.first = self.wb.last_step          # steps count from the first event (the script may INSERT)
         self.outcomes = self.wb.inject(events)
         self.query.wait()
 

@@ -82,7 +82,7 @@ def engine_lines(source, *, bounds: bool = False, base: int | None = None) -> li
     from ..widgets.steps import event_outcomes
     q = source
     q.wait()
-    base = q.start_seq if base is None else base
+    base = q.start_step if base is None else base
     return replay_lines(q, event_outcomes(q.wb, base), base, bounds=bounds)
 
 
@@ -205,7 +205,7 @@ class ProducerTrace:
         last = [o for o in outcomes if o.event.stream == self.stream]
         if last:
             o = last[-1]
-            self.records.append({"step": o.seq, "event": describe_event(o.event), "status": o.status,
+            self.records.append({"step": o.step, "event": describe_event(o.event), "status": o.status,
                                  "producers": dict(info["producers"]), "bound": info["clock"],
                                  "pending": info["pending"]})
 
@@ -467,7 +467,7 @@ def check_eclipsed(answer) -> bool | None:
         return _say(False, "answer with a list of step numbers.")
     _q, outs = run_local("CREATE STREAM Events (color VARCHAR(10))", "SELECT STREAM * FROM Events",
                          ex02_eclipse_events())
-    eclipsed = [o.seq for o in outs if o.status == "eclipsed"]
+    eclipsed = [o.step for o in outs if o.status == "eclipsed"]
     if got == eclipsed:
         return _say(True, "step 2 repeats the row's own bound 08:00; step 5 is strict 08:29:59.999 = 08:30, "
                           "which the row at step 4 already implies; step 7 is 08:30:00.001 = strict 08:30 "

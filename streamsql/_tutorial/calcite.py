@@ -216,7 +216,7 @@ class CalciteTour:
         event that released each row (1-8: the orders, 9: the bound). Then stop ``q``."""
         day = self.day(self.plays)
         self.plays += 1
-        first = self.wb.last_seq + 1
+        first = self.wb.last_step + 1
         for t, p, o, u in SEED_004_ORDERS:
             self.wb.insert("Orders", {"productId": p, "orderId": o, "units": u}, rowtime=f"{day} {t}")
         self.wb.punctuate("Orders", f"{day} 12:00:00")

@@ -195,7 +195,7 @@ def compare_calc_errors(q, result, rows: list[tuple], errors: list[tuple]) -> Te
     row still counts as a bound (the output bound reaches its rowtime at its event), and the
     query is still running."""
     q.wait()
-    first = q.start_seq
+    first = q.start_step
     out = []
     # the released rows: the refused ones are absent, the later ones are there
     got = [(r.step - first, _hm(r.rowtime % sqltime.DAY), *r.values) for r in q.rows]

@@ -34,14 +34,14 @@ __all__ = [
 def _engine_lines(q) -> list[dict]:
     from ..widgets.steps import event_outcomes
     q.wait()
-    return replay_lines(q, event_outcomes(q.wb, q.start_seq), q.start_seq)
+    return replay_lines(q, event_outcomes(q.wb, q.start_step), q.start_step)
 
 
 def check_scenario(q, name: str) -> Text:
     """Compare what ``q`` released with ``NAME.expected.jsonl`` (the executable form of
     the semantics), row for row and step for step, for the events injected so far (steps are
     counted from the query's start: the scenario's event lines)."""
-    done = q.wb.last_seq - q.start_seq
+    done = q.wb.last_step - q.start_step
     total = len(scenario_events(name))
     exp = [e for e in expected_lines(name) if e["step"] <= done]
     got = _engine_lines(q)
@@ -307,7 +307,7 @@ def why_held(q) -> Text:
     if not q.trace:
         return Text("(no trace: the workbench runs with trace=False)")
     last = q.trace[-1]
-    out = [f"after step {last.step - q.start_seq}:"]
+    out = [f"after step {last.step - q.start_step}:"]
     for op in last.operators:
         clocks = ", ".join(f"{n} {_hm(c)}" for n, c in zip(op.inputs, op.clocks))
         out.append(f"  {op.operator}: input clocks {clocks}; output bound {_hm(op.bound)}")

@@ -208,7 +208,7 @@ class Progress:
     def _poll(self) -> None:
         while not self._stop.wait(0.25):
             for q in self.queries:
-                self.bars[q.name].value = max(0, min(self.total, q.processed_seq - q.start_seq))
+                self.bars[q.name].value = max(0, min(self.total, q.processed_step - q.start_step))
 
     def start(self) -> None:
         threading.Thread(target=self._poll, daemon=True).start()

@@ -126,17 +126,17 @@ def apply_load(wb, checked: CheckedLoad, chunk: int, progress) -> tuple:
     table, names, rt, is_bound = checked.table, checked.names, checked.rt, checked.is_bound
     errors, error_data, n = checked.errors, checked.error_data, table.num_rows
     c = wb.catalog
-    seq0 = c.next_seq
+    step0 = c.next_step
     err_bound0 = c.state[ERROR_STREAM].bound
     accepted, late_steps, errors_out, feeds_src = 0, [], [], []
     for d, pos, cols in checked.prepared:
-        a, ls, errs, fs = _load_stream(wb, d, seq0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
+        a, ls, errs, fs = _load_stream(wb, d, step0 + pos, rt[pos], is_bound[pos], cols, table, names, pos, chunk,
                                        progress, [errors[i] for i in pos], [error_data[i] for i in pos])
         accepted += a
         late_steps += ls
         errors_out += errs
         feeds_src.append(fs)
-    c.next_seq = seq0 + n
+    c.next_step = step0 + n
     errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
     if wb.commits.in_process:
@@ -144,29 +144,29 @@ def apply_load(wb, checked: CheckedLoad, chunk: int, progress) -> tuple:
         # in-process queries see each event before the commit (rows a T-sort refuses reach the
         # error stream at their step); then every error row gets its place in step order
         extra: dict = {}
-        for seq, feed in feeds:
-            wb.commits.before_commit(seq, feed)
-            if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.seq == seq):
-                extra[seq] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
+        for step, feed in feeds:
+            wb.commits.before_commit(step, feed)
+            if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.step == step):
+                extra[step] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
         if extra:
             errors_out = _in_step_order(errors_out + [e for es in extra.values() for e in es], err_bound0,
                                         c.state[ERROR_STREAM])
     # the rows went to the log chunk by chunk above; the error rows and the catalog now (the
     # workbench writes HEAD and tells the runtime once the commit stands)
     wb.commits.write({ERROR_STREAM: errors_out})
-    return LoadResult(accepted, sorted(late_steps), seq0, seq0 + n - 1), feeds
+    return LoadResult(accepted, sorted(late_steps), step0, step0 + n - 1), feeds
 
 
 def _in_step_order(entries: list, start: int, est) -> list:
     """Error rows of several origins, ordered by step, stamped with a non-decreasing time (each
     one's own time is the clock it violated)."""
-    entries = sorted(entries, key=lambda e: e.seq)
+    entries = sorted(entries, key=lambda e: e.step)
     t = start
     out = []
     for e in entries:
         t = max(t, e.rowtime)
         vals = (t,) + tuple(e.values[1:])
-        out.append(LogEntry(e.seq, 0, t, t, vals))
+        out.append(LogEntry(e.step, 0, t, t, vals))
     est.bound = max(est.bound, t)
     return out
 
@@ -203,7 +203,7 @@ def _columns(d, table, names, rowtime, pos, is_bound) -> list:
     return cols
 
 
-def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progress, errors, error_data):
+def _load_stream(wb, d, steps, rt, bound, cols, table, names, pos, chunk, progress, errors, error_data):
     c = wb.catalog
     st = c.state[d.name]
     prod = st.producers.get(DEFAULT_PRODUCER)
@@ -223,7 +223,7 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
     rows = ~bound & ~late & ~refused
     moves = bound & (rt > before)
     status = np.select([late, refused, bound & ~moves], [1, 2, 3], 0).astype(np.int8)
-    wb.journal.record_columns(d, seqs, bound, rt, status, before, cols, errors if refused.any() else None)
+    wb.journal.record_columns(d, steps, bound, rt, status, before, cols, errors if refused.any() else None)
     schema = entry_schema(d.fields)
     err_entries = []
     for i in np.nonzero(refused)[0]:
@@ -231,10 +231,10 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         t = max(est.bound, int(before[i]))
         est.bound = t
         est.rows_in += 1
-        err_entries.append(LogEntry(int(seqs[i]), 0, t, t, (t, "ERROR", "MALFORMED_ROW", errors[i], None,
-                                                             error_data[i], d.name, DEFAULT_PRODUCER, int(seqs[i]))))
+        err_entries.append(LogEntry(int(steps[i]), 0, t, t, (t, "ERROR", "MALFORMED_ROW", errors[i], None,
+                                                             error_data[i], d.name, DEFAULT_PRODUCER, int(steps[i]))))
         if lateness.is_power_of_ten(est.rows_in):
-            log.warning("malformed record for stream %s (step %d): %s", d.name, int(seqs[i]), errors[i])
+            log.warning("malformed record for stream %s (step %d): %s", d.name, int(steps[i]), errors[i])
     late_idx = np.nonzero(late)[0]
     if len(late_idx):
         est = c.state[ERROR_STREAM]
@@ -242,8 +242,8 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         for k, i in enumerate(late_idx):
             data = {f.name: to_json_value(vals[k].get(names.get(f.name.upper())), f.type) for f in d.fields}
             t, row = lateness.reject(st, est, d.name, int(rt[i]), int(before[i]), data, DEFAULT_PRODUCER,
-                                     int(seqs[i]))
-            err_entries.append(LogEntry(int(seqs[i]), 0, t, t, row))
+                                     int(steps[i]))
+            err_entries.append(LogEntry(int(steps[i]), 0, t, t, row))
     idx = np.nonzero(rows | moves)[0]
     kinds = np.where(bound, 1, 0).astype(np.int8)
     for a in range(0, max(len(idx), 1), chunk):
@@ -252,7 +252,7 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
             break
         take = pa.array(part, type=pa.int64())
         mask = pa.array(bound[part])
-        arrays = [pa.array(seqs[part]), pa.array(kinds[part]), pa.array(rt[part]), pa.array(after[part])] + \
+        arrays = [pa.array(steps[part]), pa.array(kinds[part]), pa.array(rt[part]), pa.array(after[part])] + \
                  [pc.if_else(mask, pa.nulls(len(part), col.type), col.take(take)) for col in cols]
         wb.log.write_segments({d.uid: pa.Table.from_arrays(arrays, schema=schema)})
         if progress:
@@ -264,18 +264,18 @@ def _load_stream(wb, d, seqs, rt, bound, cols, table, names, pos, chunk, progres
         st.bound = max(st.bound, int(after[-1]))
         st.rows_in += int(rows.sum())
         st.bounds_in += int(bound.sum())
-    feeds = (d, seqs, rt, after, cols, rows, moves)
+    feeds = (d, steps, rt, after, cols, rows, moves)
     if wb.trace:
-        wb.load_trace.append(_trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, errors))
-    return int(rows.sum()), [int(seqs[i]) for i in late_idx], err_entries, feeds
+        wb.load_trace.append(_trace_table(d, steps, rt, bound, before, after, rows, late, refused, cols, errors))
+    return int(rows.sum()), [int(steps[i]) for i in late_idx], err_entries, feeds
 
 
-def _trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, errors) -> tuple[str, pa.Table]:
+def _trace_table(d, steps, rt, bound, before, after, rows, late, refused, cols, errors) -> tuple[str, pa.Table]:
     """What each loaded event did, column-wise (``Workbench.traced_events`` reads it): the same
     facts as an ``event_trace`` record, without a Python object per event."""
     status = np.where(refused, "error", np.where(late, "late", np.where(bound & ~(rt > before), "eclipsed", "ok")))
     message = [errors[i] if refused[i] else None for i in range(len(rt))] if refused.any() else None
-    t = pa.table({"step": pa.array(seqs, pa.int64()), "kind": pa.array(np.where(bound, "bound", "row")),
+    t = pa.table({"step": pa.array(steps, pa.int64()), "kind": pa.array(np.where(bound, "bound", "row")),
                   "rowtime": pa.array(rt, pa.int64()), "status": pa.array(status),
                   "clock": pa.array(before, pa.int64()), "after": pa.array(after, pa.int64()),
                   "released": pa.array(rows.astype(np.int64)),
@@ -287,16 +287,16 @@ def _trace_table(d, seqs, rt, bound, before, after, rows, late, refused, cols, e
 
 def _merge_feeds(feeds_src, err_entries):
     """Per-event stream-log entries, for runtimes that process events in-process."""
-    by_seq: dict[int, dict] = {}
-    for d, seqs, rt, after, cols, rows, moves in feeds_src:
+    by_step: dict[int, dict] = {}
+    for d, steps, rt, after, cols, rows, moves in feeds_src:
         pylists = [c.to_pylist() for c in cols]
         for i in np.nonzero(rows | moves)[0]:
-            s = int(seqs[i])
+            s = int(steps[i])
             if rows[i]:
                 e = LogEntry(s, 0, int(rt[i]), int(after[i]), tuple(p[i] for p in pylists))
             else:
                 e = LogEntry(s, 1, int(after[i]), int(after[i]), None)
-            by_seq.setdefault(s, {}).setdefault(d.name, []).append(e)
+            by_step.setdefault(s, {}).setdefault(d.name, []).append(e)
     for e in err_entries:
-        by_seq.setdefault(e.seq, {}).setdefault(ERROR_STREAM, []).append(e)
-    return sorted(by_seq.items())
+        by_step.setdefault(e.step, {}).setdefault(ERROR_STREAM, []).append(e)
+    return sorted(by_step.items())

@@ -14,7 +14,7 @@ The public API, for bulk loads, pumps, foreign streams and the runtimes' drivers
 workbench's private state):
 
 - ``in_process``: whether events must pass through pumps or the runtime before their commit;
-- ``before_commit(seq, feed)``: pumps and in-process queries see an event before its commit;
+- ``before_commit(step, feed)``: pumps and in-process queries see an event before its commit;
 - ``write(entries)`` (steps 1 and 2: log segments, catalog) then ``publish(feeds)`` (step 3);
 - ``feeds(streams, start, end)``: the committed log entries per event, for what replays the log;
 - ``operator_errors(q, errors, batch)``: an error-only commit of rows a stage refused;
@@ -59,7 +59,7 @@ class Commits:
         wb = self.wb
         with wb.lock:
             c = wb.catalog
-            committed = c.next_seq - 1
+            committed = c.next_step - 1
             feeds: Feeds = []
             outcomes: list[Outcome] = []
             try:
@@ -80,14 +80,14 @@ class Commits:
         c = self.wb.catalog
         tables: dict[str, list[LogEntry]] = {}
         for ev in events:
-            seq = c.next_seq
-            c.next_seq += 1
+            step = c.next_step
+            c.next_step += 1
             out: dict[str, list[LogEntry]] = {}
-            o = c.apply(ev, seq, out)
+            o = c.apply(ev, step, out)
             outcomes.append(o)
             if out:
-                self.before_commit(seq, out)
-                feeds.append((seq, out))
+                self.before_commit(step, out)
+                feeds.append((step, out))
                 for s, entries in out.items():
                     tables.setdefault(s, []).extend(entries)
             if self.wb.trace:
@@ -103,7 +103,7 @@ class Commits:
         with wb.lock:
             d = wb.catalog.stream(stream) if stream is not None else None
             checked = check_load(wb, d, data, rowtime)
-            committed = wb.catalog.next_seq - 1
+            committed = wb.catalog.next_step - 1
             try:
                 res, feeds = apply_load(wb, checked, chunk, progress)
             except BaseException as e:
@@ -112,21 +112,21 @@ class Commits:
         self.announce(res)
         return res
 
-    def before_commit(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
+    def before_commit(self, step: int, out: dict[str, list[LogEntry]]) -> None:
         """Pumps and queries that run in-process see the event before it is committed, so that
         what pumps insert and rows operators refuse (T-sort late rows) enter their streams at
         the same step. Queries on the error stream itself see it after those rows were added."""
         wb = self.wb
-        wb.pumps.process_inline(seq, out)
+        wb.pumps.process_inline(step, out)
         rt = wb.started_runtime
         for readers_of_errors in ((False, True) if rt is not None else ()):
-            for q, stream, err in rt.process_inline(seq, out, readers_of_errors):
-                wb.catalog.report_operator_error(seq, stream, q.name, err, out)
+            for q, stream, err in rt.process_inline(step, out, readers_of_errors):
+                wb.catalog.report_operator_error(step, stream, q.name, err, out)
 
     # ------------------------------------------------------------------ the commit
 
     def write(self, entries: dict[str, list[LogEntry]]) -> None:
-        """Steps 1 and 2 of a commit of the events up to ``catalog.next_seq - 1``: the stream-log
+        """Steps 1 and 2 of a commit of the events up to ``catalog.next_step - 1``: the stream-log
         ``entries`` not written yet, then the catalog snapshot (the commit point). A failure here
         leaves the caller to undo the append."""
         wb = self.wb
@@ -138,9 +138,9 @@ class Commits:
 
     def publish(self, feeds: Feeds) -> None:
         """Step 3, after the catalog commit: HEAD (readers may see the append), then the runtime
-        hears of ``feeds`` (``[(seq, {stream: entries})]``, the events just committed)."""
+        hears of ``feeds`` (``[(step, {stream: entries})]``, the events just committed)."""
         wb = self.wb
-        head = wb.catalog.next_seq - 1
+        head = wb.catalog.next_step - 1
         try:
             wb.log.write_head(head)
         except OSError as e:   # committed all the same: the next commit or open rewrites HEAD
@@ -189,7 +189,7 @@ class Commits:
         rebuilt from the log) and the error is raised: a write that failed for lack of space is a
         WorkspaceError saying nothing of it was kept."""
         wb = self.wb
-        on_disk = read_catalog(wb.catalog_path)[0].next_seq - 1 if wb.catalog_path.exists() else 0
+        on_disk = read_catalog(wb.catalog_path)[0].next_step - 1 if wb.catalog_path.exists() else 0
         if on_disk != committed:
             # the commit itself happened (only a later fsync failed): it is kept, and the next append
             # writes HEAD and hands the queries what this one released

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 import pyarrow as pa
 
 from . import time as sqltime
+from .deprecated import renamed
 from .errors import StreamSqlError
 from .plan import Field, Query, Statement
 from .runtime.released import OutputRow, ReleasedBatch
@@ -46,19 +47,21 @@ class ContinuousQuery:
     million-row replay does not become a million Python objects; :attr:`rows` builds
     :class:`OutputRow` objects on first use."""
 
-    def __init__(self, wb, name: str, plan: Query, start_seq: int):    # wb: its Workbench
+    def __init__(self, wb, name: str, plan: Query, start_step: int):    # wb: its Workbench
         self.wb = wb
         self.name = name
         self.plan = plan
         self.sql = plan.sql
-        self.start_seq = start_seq
+        #: the last step before the query started: it reads the events after it
+        self.start_step = start_step
         #: the clocks of the query's streams when it started (bounds it may rely on at once)
         self.start_clocks: dict[str, int] = {}
-        self._bound_seqs: list[int] = []          # steps where the output bound changed ...
+        self._bound_steps: list[int] = []          # steps where the output bound changed ...
         self._bound_vals: list[int] = []          # ... and its value after each of them
         self._bounds_dict: dict | None = None
         self.output_bound: int = sqltime.NO_TIME
-        self.processed_seq = start_seq
+        #: the last step whose event the query has processed (what it released is in :attr:`rows`)
+        self.processed_step = start_step
         self.running = True
         self.error: str | None = None
         #: rows the query's operators refused (T-sort late rows, calculator errors), with the step
@@ -81,6 +84,9 @@ class ContinuousQuery:
         self.twin: Any = None
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
+
+    start_seq = renamed("start_seq", "start_step")
+    processed_seq = renamed("processed_seq", "processed_step")
 
     @property
     def engine(self) -> str:
@@ -127,7 +133,7 @@ class ContinuousQuery:
                 errors.append(e)
         self._deliver_errors(errors)
         batches = [b for b in batches if b.rows or b.errors or (b.bound is not None and b.bound != self.output_bound)
-                   or b.seq > self.processed_seq]
+                   or b.step > self.processed_step]
         rows = [r for b in batches for r in b.rows]
         table = None
         if rows:
@@ -135,7 +141,7 @@ class ContinuousQuery:
                    [[r.values[j] for r in rows] for j in range(len(self.plan.columns))]
             table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, self.schema)],
                                          schema=self.schema)
-        bounds = {b.seq: b.bound for b in batches if b.bound is not None}
+        bounds = {b.step: b.bound for b in batches if b.bound is not None}
         self._append(table, bounds, batches)
 
     def _deliver_errors(self, errors: list) -> None:
@@ -153,8 +159,8 @@ class ContinuousQuery:
     def bounds(self) -> dict[int, int]:
         """Step -> the output bound right after it, at every step where it changed."""
         with self._lock:
-            if self._bounds_dict is None or len(self._bounds_dict) != len(self._bound_seqs):
-                self._bounds_dict = dict(zip(self._bound_seqs, self._bound_vals))
+            if self._bounds_dict is None or len(self._bounds_dict) != len(self._bound_steps):
+                self._bounds_dict = dict(zip(self._bound_steps, self._bound_vals))
             return self._bounds_dict
 
     def write_to(self, path: str | Path, format: str = "parquet") -> None:
@@ -171,9 +177,9 @@ class ContinuousQuery:
     def _append(self, table, bounds, batches) -> None:
         if isinstance(bounds, dict):
             order = sorted(bounds)
-            seqs, vals = order, [bounds[k] for k in order]
+            steps, vals = order, [bounds[k] for k in order]
         else:
-            seqs, vals = (list(x) for x in bounds)
+            steps, vals = (list(x) for x in bounds)
         with self._lock:
             if table is not None:
                 self._chunks.append(table)
@@ -181,16 +187,16 @@ class ContinuousQuery:
                 for sink in self._sinks:
                     sink.write([table])
             prev = self.output_bound
-            for s, b in zip(seqs, vals):
+            for s, b in zip(steps, vals):
                 if b != prev:
-                    self._bound_seqs.append(s)
+                    self._bound_steps.append(s)
                     self._bound_vals.append(b)
                     prev = b
             self.output_bound = prev
-            last = seqs[-1] if seqs else self.processed_seq
+            last = steps[-1] if steps else self.processed_step
             if table is not None and table.num_rows:
                 last = max(last, table.column("step")[-1].as_py())
-            self.processed_seq = max(self.processed_seq, last)
+            self.processed_step = max(self.processed_step, last)
         self._progressed()
         if not self._listeners:
             return
@@ -202,16 +208,16 @@ class ContinuousQuery:
                 vals = zip(*[cols[f"v{j}"] for j in range(n)]) if n else ([()] * table.num_rows)
                 for s, r, v in zip(cols["step"], cols["rowtime"], vals):
                     by.setdefault(s, []).append(OutputRow(s, r, tuple(v)))
-            bmap = dict(zip(seqs, vals))
+            bmap = dict(zip(steps, vals))
             batches = [ReleasedBatch(s, by.get(s, []), bmap.get(s)) for s in sorted(set(by) | set(bmap))]
         for b in batches:
             self._listeners.call(b)
 
-    def output_bound_at(self, seq: int) -> int | None:
-        """The query's output bound right after event ``seq`` (None before it had one)."""
+    def output_bound_at(self, step: int) -> int | None:
+        """The query's output bound right after event ``step`` (None before it had one)."""
         import bisect
         with self._lock:
-            i = bisect.bisect_right(self._bound_seqs, seq)
+            i = bisect.bisect_right(self._bound_steps, step)
             return self._bound_vals[i - 1] if i else None
 
     def on_release(self, f: Callable[[ReleasedBatch], None]) -> None:
@@ -225,7 +231,7 @@ class ContinuousQuery:
 
     def on_progress(self, f: Callable[[], None]) -> None:
         """Call ``f()`` after every delivery of the runtime, whether it released rows or not
-        (a step that only added a trace record or advanced ``processed_seq``): live views that
+        (a step that only added a trace record or advanced ``processed_step``): live views that
         follow the trace redraw then."""
         self._progress_listeners.add(f)
 
@@ -273,7 +279,7 @@ class ContinuousQuery:
             self.wb.runtime.wait(self, timeout)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"stopped waiting for query {self.name}; it keeps running (step "
-                                    f"{self.processed_seq} of {self.wb.last_seq} processed)") from None
+                                    f"{self.processed_step} of {self.wb.last_step} processed)") from None
         if self.error:
             raise StreamSqlError(f"query {self.name} failed: {self.error}")
         return self

@@ -13,15 +13,17 @@ Where it lives, so that a one-event insert pays no extra file write or fsync:
   (written, fsynced and renamed like a log segment) and the snapshot records the step up to
   which segment files hold the journal (``flushed``);
 - ``Workbench.load`` journals column-wise: one Arrow IPC file per stream per load,
-  ``journal/<first>-<last>-<uid>.arrow`` (columns ``seq``, ``kind``, ``time``, ``status``,
+  ``journal/<first>-<last>-<uid>.arrow`` (columns ``step``, ``kind``, ``time``, ``status``,
   ``clock``, ``message`` and the stream's columns as ``v:<name>``), written before the commit.
 
 On open, segment files past ``flushed`` (written by a commit that did not complete) are deleted,
 as the log deletes its uncommitted segments. JSON entries look like
-``{"seq": 7, "uid": "0002_ORDERS", "stream": "ORDERS", "kind": "row", "time": 1160474400000,
+``{"step": 7, "uid": "0002_ORDERS", "stream": "ORDERS", "kind": "row", "time": 1160474400000,
 "values": {"orderId": 1}}`` plus ``strict``, ``producer``, ``status`` (when not ``ok``),
 ``clock`` (late rows) and ``message`` (refused events); times are epoch milliseconds. Values
-are kept as given (Decimals as text, datetimes as epoch milliseconds), never pickled.
+are kept as given (Decimals as text, datetimes as epoch milliseconds), never pickled. Segment
+files of a version-1 workspace call the step ``seq`` (the key of a JSON entry, the column of an
+Arrow file); they are read as ``step``.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import time as sqltime
-from .log import atomic_write
+from .log import LEGACY_STEP, atomic_write, step_named
 from .types import arrow_type
 
 #: journal entries the catalog snapshot carries before they are written to a segment file
@@ -52,7 +54,7 @@ _SEG_RE = re.compile(r"^(\d{20})-(\d{20})(?:-(.+))?\.(jsonl|arrow)$")
 class JournalEvent:
     """One journaled event: what was injected (stream, kind, time, values, producer) and what
     happened to it (``status``, ``clock`` for late rows, ``message`` for refused events)."""
-    seq: int
+    step: int
     stream: str
     kind: str
     uid: str | None = None
@@ -124,7 +126,7 @@ class Journal:
             ev = o.event
             # a refused event may name its stream or producer with anything: kept as text
             stream = ev.stream if isinstance(ev.stream, str) else repr(ev.stream)
-            e = {"seq": o.seq, "stream": stream, "kind": ev.kind}
+            e = {"step": o.step, "stream": stream, "kind": ev.kind}
             d = catalog.streams.get(ev.stream) if isinstance(ev.stream, str) else None
             if d is not None:
                 e["uid"] = d.uid
@@ -156,35 +158,35 @@ class Journal:
         batch = self.tail[:]          # a commit outside the workbench's lock may run meanwhile
         if not batch:
             return
-        first, last = batch[0]["seq"], batch[-1]["seq"]
+        first, last = batch[0]["step"], batch[-1]["step"]
         self.dir.mkdir(parents=True, exist_ok=True)
         data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in batch).encode()
         atomic_write(self.dir / f"{first:020d}-{last:020d}.jsonl", data, self.durable)
         self.flushed = max(self.flushed, last)
         del self.tail[:len(batch)]
 
-    def record_columns(self, d, seqs: np.ndarray, bound: np.ndarray, times: np.ndarray, status: np.ndarray,
+    def record_columns(self, d, steps: np.ndarray, bound: np.ndarray, times: np.ndarray, status: np.ndarray,
                        clock: np.ndarray, columns: list, messages: list | None = None) -> None:
         """Journal the events of one stream in a bulk load, column-wise (before its commit)."""
-        n = len(seqs)
+        n = len(steps)
         if n == 0:
             return
         self.flush()
         self.dir.mkdir(parents=True, exist_ok=True)
-        fields = [pa.field("seq", pa.int64()), pa.field("kind", pa.int8()), pa.field("time", pa.int64()),
+        fields = [pa.field("step", pa.int64()), pa.field("kind", pa.int8()), pa.field("time", pa.int64()),
                   pa.field("status", pa.int8()), pa.field("clock", pa.int64()), pa.field("message", pa.string())]
         fields += [pa.field(f"v:{f.name}", arrow_type(f.type)) for f in d.fields]
         schema = pa.schema(fields, metadata={"uid": d.uid, "stream": d.name})
         msgs = pa.array(messages, pa.string()) if messages is not None and any(m is not None for m in messages) \
             else pa.nulls(n, pa.string())
-        arrays = [pa.array(np.asarray(seqs, dtype=np.int64)), pa.array(np.where(bound, 1, 0).astype(np.int8)),
+        arrays = [pa.array(np.asarray(steps, dtype=np.int64)), pa.array(np.where(bound, 1, 0).astype(np.int8)),
                   pa.array(np.asarray(times, dtype=np.int64)), pa.array(np.asarray(status, dtype=np.int8)),
                   pa.array(np.asarray(clock, dtype=np.int64)), msgs] + list(columns)
         table = pa.Table.from_arrays(arrays, schema=schema)
         sink = pa.BufferOutputStream()
         with pa.ipc.new_file(sink, schema) as w:
             w.write_table(table, max_chunksize=1 << 20)
-        first, last = int(seqs.min()), int(seqs.max())
+        first, last = int(steps.min()), int(steps.max())
         atomic_write(self.dir / f"{first:020d}-{last:020d}-{d.uid}.arrow", sink.getvalue().to_pybytes(),
                      self.durable)
         self.flushed = max(self.flushed, last)
@@ -192,12 +194,12 @@ class Journal:
     # ------------------------------------------------------------------ reading
 
     def events(self, uids: set[str] | None = None, after: int = 0, upto: int | None = None) -> list[JournalEvent]:
-        """Journaled events of streams ``uids`` (all when None) with ``after < seq <= upto``, in
+        """Journaled events of streams ``uids`` (all when None) with ``after < step <= upto``, in
         step order."""
         out: list[JournalEvent] = []
 
-        def keep(seq, uid):
-            return seq > after and (upto is None or seq <= upto) and (uids is None or uid in uids)
+        def keep(step, uid):
+            return step > after and (upto is None or step <= upto) and (uids is None or uid in uids)
 
         segs = []
         if self.dir.exists():
@@ -211,17 +213,19 @@ class Journal:
             if ext == "jsonl":
                 for line in p.read_text().splitlines():
                     e = json.loads(line)
-                    if keep(e["seq"], e.get("uid")):
+                    if LEGACY_STEP in e:        # a segment of a version-1 workspace
+                        e["step"] = e.pop(LEGACY_STEP)
+                    if keep(e["step"], e.get("uid")):
                         out.append(_from_json(e))
             elif uids is None or uid in uids:
                 out += _from_arrow(p, keep)
-        out += [_from_json(e) for e in self.tail if keep(e["seq"], e.get("uid"))]
-        out.sort(key=lambda e: e.seq)
+        out += [_from_json(e) for e in self.tail if keep(e["step"], e.get("uid"))]
+        out.sort(key=lambda e: e.step)
         return out
 
 
 def _from_json(e: dict) -> JournalEvent:
-    return JournalEvent(e["seq"], e["stream"], e["kind"], e.get("uid"), e.get("time"), bool(e.get("strict")),
+    return JournalEvent(e["step"], e["stream"], e["kind"], e.get("uid"), e.get("time"), bool(e.get("strict")),
                         e.get("producer"), e.get("values"), e.get("status", "ok"), e.get("clock"),
                         e.get("message"))
 
@@ -230,18 +234,18 @@ def _from_arrow(path: Path, keep) -> list[JournalEvent]:
     t = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
     meta = {k.decode(): v.decode() for k, v in (t.schema.metadata or {}).items()}
     uid, stream = meta["uid"], meta["stream"]
-    cols = t.to_pydict()
+    cols = step_named(t).to_pydict()      # a load journaled by a version-1 workspace calls it seq
     names = [n for n in t.column_names if n.startswith("v:")]
     out = []
-    for i, seq in enumerate(cols["seq"]):
-        if not keep(seq, uid):
+    for i, step in enumerate(cols["step"]):
+        if not keep(step, uid):
             continue
         status = STATUSES[cols["status"][i]]
         if cols["kind"][i] == 1:
-            out.append(JournalEvent(seq, stream, "bound", uid, cols["time"][i], status=status))
+            out.append(JournalEvent(step, stream, "bound", uid, cols["time"][i], status=status))
             continue
         values = {n[2:]: plain(cols[n][i]) for n in names}
-        out.append(JournalEvent(seq, stream, "row", uid, cols["time"][i], values=values, status=status,
+        out.append(JournalEvent(step, stream, "row", uid, cols["time"][i], values=values, status=status,
                                 clock=cols["clock"][i] if status == "late" else None,
                                 message=cols["message"][i]))
     return out

@@ -63,7 +63,7 @@ def message(stream: str, rowtime: int, clock: int, producer: str | None = None) 
             f"{sqltime.format_timestamp(clock)}")
 
 
-def reject(st, est, stream: str, rowtime: int, clock: int, data: dict, producer: str, seq: int,
+def reject(st, est, stream: str, rowtime: int, clock: int, data: dict, producer: str, step: int,
            *, by_producer: bool = False) -> tuple[int, tuple]:
     """Record one late row: counts it in ``st`` (the stream's state), stamps its error row with
     the clock it violated (never below the error stream ``est``'s bound, which moves) and logs it
@@ -76,8 +76,8 @@ def reject(st, est, stream: str, rowtime: int, clock: int, data: dict, producer:
     est.rows_in += 1
     if is_power_of_ten(st.late_count):
         log.warning("late row #%d in stream %s (step %d): rowtime %s is before the stream clock %s",
-                    st.late_count, stream, seq, sqltime.format_timestamp(rowtime), sqltime.format_timestamp(clock))
-    return t, (t, "WARNING", "LATE_ROW", msg, rowtime, dumps_row(data), stream, producer, seq)
+                    st.late_count, stream, step, sqltime.format_timestamp(rowtime), sqltime.format_timestamp(clock))
+    return t, (t, "WARNING", "LATE_ROW", msg, rowtime, dumps_row(data), stream, producer, step)
 
 
 def is_power_of_ten(n: int) -> bool:

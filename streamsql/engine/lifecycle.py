@@ -51,23 +51,23 @@ class QueryLifecycle:
 
     # ------------------------------------------------------------------ start and stop
 
-    def start(self, plan: Query, name: str | None, start_seq: int | None = None,
+    def start(self, plan: Query, name: str | None, start_step: int | None = None,
               replace: bool = False) -> ContinuousQuery:
         """Start ``plan`` as query ``name`` (None: the next free ``qN``) from the last committed
-        step; ``start_seq`` (benchmarks, tests) reads the log from an earlier step, from empty
+        step; ``start_step`` (benchmarks, tests) reads the log from an earlier step, from empty
         clocks. ``replace`` stops a running query of that name first."""
         wb = self.wb
         name = self._free_name(name, replace)
-        start = wb.catalog.next_seq - 1 if start_seq is None else start_seq
+        start = wb.catalog.next_step - 1 if start_step is None else start_step
         q = ContinuousQuery(wb, name, plan, start)
-        if start_seq is None:
+        if start_step is None:
             q.start_clocks = {s: wb.catalog.state[s].bound for s in plan.streams if s in wb.catalog.state}
         if stamp_rowtime_columns(wb.catalog, plan.promoted):
             wb.save_catalog()
         self._errors_batch.pop(name, None)
         wb.runtime.start(q)
         wb.queries[name] = q
-        self.defs[name] = {"sql": plan.sql, "start_seq": start, "engine": wb.engine,
+        self.defs[name] = {"sql": plan.sql, "start_step": start, "engine": wb.engine,
                            "running": True, "start_clocks": q.start_clocks, "errors_batch": -1}
         wb.save_catalog()
         wb.start_readers(plan.streams)
@@ -149,7 +149,7 @@ class QueryLifecycle:
             log.warning("query %s could not be resumed: %s", name, e)
             d["running"] = False
             return
-        q = ContinuousQuery(wb, name, stmt.query, d["start_seq"])
+        q = ContinuousQuery(wb, name, stmt.query, d["start_step"])
         q.start_clocks = d.get("start_clocks", {})
         wb.queries[name] = q
         try:

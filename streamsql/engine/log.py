@@ -1,16 +1,16 @@
 """The durable, append-only event log of a workspace.
 
 What queries read is the *stream log*: per named stream, the rows as they leave the stream and
-the stream's bound changes, each entry stamped with the sequence number of the injected event
-that caused it. It is stored as Arrow IPC segment files, one per stream per append, under
-``log/<stream uid>/<first seq>-<last seq>.arrow``, and read memory-mapped.
+the stream's bound changes, each entry stamped with the step (the global sequence number) of
+the injected event that caused it. It is stored as Arrow IPC segment files, one per stream per append, under
+``log/<stream uid>/<first step>-<last step>.arrow``, and read memory-mapped.
 
 Commit protocol (so that the log never changes below an offset a reader has seen):
 1. segment files are written to a temporary name, fsynced and renamed into place;
-2. the catalog snapshot (which records the committed sequence number) is replaced;
-3. ``log/HEAD`` is replaced with the committed sequence number.
+2. the catalog snapshot (which records the committed step) is replaced;
+3. ``log/HEAD`` is replaced with the committed step.
 Readers only trust entries up to ``HEAD``. On open (:meth:`EventLog.recover`) the tail is
-checked: a half-written segment (``*.tmp``), a segment past the catalog's sequence number (a crash
+checked: a half-written segment (``*.tmp``), a segment past the catalog's committed step (a crash
 between 1 and 2) and a segment that is not a whole Arrow IPC file (truncated, or not Arrow at all)
 are moved to ``torn/`` beside ``log/`` with a warning naming the file, never read; HEAD is
 rewritten from the catalog (a crash between 2 and 3, or a missing or damaged HEAD). A segment that
@@ -25,6 +25,10 @@ two steps) is moved to ``torn/`` on open,
 and the resumed query commits those rows again from its own saved output. Readers of the error
 stream that are already past those steps do not see them; everything else (relational queries
 over the error stream's history, a reopened workspace) does.
+
+A workspace written before the step had its name everywhere (catalog version 1) calls the step
+``seq``: its segments' first column and its HEAD (``{"seq": n}``). Both are read as ``step``;
+segments are never rewritten, so the log of such a workspace holds both kinds of segment.
 """
 from __future__ import annotations
 
@@ -51,14 +55,24 @@ ROW, BOUND = 0, 1
 #: the first and last bytes of an Arrow IPC file
 ARROW_MAGIC = b"ARROW1"
 
+#: what a version-1 workspace (workspace.CATALOG_VERSION) called the step in its files
+LEGACY_STEP = "seq"
+
 _SEG_RE = re.compile(r"^(\d{20})-(\d{20})(?:\.(\d+))?\.arrow$")
 
 
+def step_named(t: pa.Table) -> pa.Table:
+    """``t`` with its column ``seq`` (a version-1 workspace's name of the step) called ``step``."""
+    if LEGACY_STEP not in t.schema.names:
+        return t
+    return t.rename_columns(["step" if n == LEGACY_STEP else n for n in t.schema.names])
+
+
 def entry_schema(fields: list[Field]) -> pa.Schema:
-    """Columns of a stream's log: sequence number, kind (ROW/BOUND), rowtime, the stream's
+    """Columns of a stream's log: step, kind (ROW/BOUND), rowtime, the stream's
     bound after the event, then the stream's own columns (positional names ``c0, c1, ...``
     so that renaming a column never rewrites the log)."""
-    cols = [pa.field("seq", pa.int64(), nullable=False), pa.field("kind", pa.int8(), nullable=False),
+    cols = [pa.field("step", pa.int64(), nullable=False), pa.field("kind", pa.int8(), nullable=False),
             pa.field("rowtime", pa.int64(), nullable=False), pa.field("clock", pa.int64(), nullable=False)]
     cols += [pa.field(f"c{i}", arrow_type(f.type)) for i, f in enumerate(fields)]
     return pa.schema(cols)
@@ -67,7 +81,7 @@ def entry_schema(fields: list[Field]) -> pa.Schema:
 def entries_table(fields: list[Field], entries: list[LogEntry]) -> pa.Table:
     """Stream-log entries (of a stream with ``fields``) as one table of its log's schema."""
     schema = entry_schema(fields)
-    cols = [[e.seq for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
+    cols = [[e.step for e in entries], [e.kind for e in entries], [e.rowtime for e in entries],
             [e.clock for e in entries]]
     for i in range(len(fields)):
         cols.append([None if e.values is None else e.values[i] for e in entries])
@@ -75,9 +89,9 @@ def entries_table(fields: list[Field], entries: list[LogEntry]) -> pa.Table:
 
 
 def read_feeds(log: "EventLog", catalog, streams, start: int, end: int) -> list[tuple[int, dict[str, list[LogEntry]]]]:
-    """The stream-log entries of ``streams`` with ``start < seq <= end``, grouped by event:
-    ``[(seq, {stream: [LogEntry, ...]}), ...]`` in step order (what in-process queries read)."""
-    by_seq: dict[int, dict[str, list[LogEntry]]] = {}
+    """The stream-log entries of ``streams`` with ``start < step <= end``, grouped by event:
+    ``[(step, {stream: [LogEntry, ...]}), ...]`` in step order (what in-process queries read)."""
+    by_step: dict[int, dict[str, list[LogEntry]]] = {}
     for s in streams:
         d = catalog.streams.get(s)
         if d is None:
@@ -89,10 +103,10 @@ def read_feeds(log: "EventLog", catalog, streams, start: int, end: int) -> list[
         n = len(d.fields)
         vals = list(zip(*[cols[f"c{i}"] for i in range(n)])) if n else [()] * t.num_rows
         for i in range(t.num_rows):
-            e = LogEntry(cols["seq"][i], cols["kind"][i], cols["rowtime"][i], cols["clock"][i],
+            e = LogEntry(cols["step"][i], cols["kind"][i], cols["rowtime"][i], cols["clock"][i],
                          vals[i] if cols["kind"][i] == 0 else None)
-            by_seq.setdefault(e.seq, {}).setdefault(s, []).append(e)
-    return sorted(by_seq.items())
+            by_step.setdefault(e.step, {}).setdefault(s, []).append(e)
+    return sorted(by_step.items())
 
 
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
@@ -116,18 +130,20 @@ def _fsync_dir(d: Path) -> None:
 
 
 def read_head(root: Path) -> int:
-    """The committed sequence number readers may see (0 before the first append)."""
+    """The committed step readers may see (0 before the first append); ``{"step": n}``, or
+    ``{"seq": n}`` as a version-1 workspace wrote it."""
     p = Path(root) / "log" / "HEAD"
     try:
-        seq = json.loads(p.read_bytes())["seq"]
+        head = json.loads(p.read_bytes())
+        step = head["step"] if "step" in head else head[LEGACY_STEP]
     except FileNotFoundError:
         return 0
     except (ValueError, TypeError, KeyError) as e:
         raise WorkspaceError(f"{p}: not a log head ({type(e).__name__}: {str(e)[:100]}); reopen the "
                              f"workspace with its writer to rewrite it from catalog.json") from None
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-        raise WorkspaceError(f"{p}: not a log head (seq {seq!r:.40})")
-    return seq
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise WorkspaceError(f"{p}: not a log head (step {step!r:.40})")
+    return step
 
 
 def segment_problem(path: Path) -> str | None:
@@ -182,8 +198,8 @@ class EventLog:
                 continue
             d = under(self.dir, uid)
             d.mkdir(parents=True, exist_ok=True)
-            seqs = table.column("seq")
-            first, last = pc.min(seqs).as_py(), pc.max(seqs).as_py()
+            steps = table.column("step")
+            first, last = pc.min(steps).as_py(), pc.max(steps).as_py()
             n = int(late)
             path = d / (f"{first:020d}-{last:020d}.{n}.arrow" if n else f"{first:020d}-{last:020d}.arrow")
             if path.exists():  # a retried append after a crash: same content, keep one copy
@@ -197,14 +213,14 @@ class EventLog:
             if late:
                 segs.sort(key=lambda x: (x.first, x.late))
 
-    def write_head(self, seq: int) -> None:
-        """Step 3 of a commit: readers may now see entries up to ``seq``."""
+    def write_head(self, step: int) -> None:
+        """Step 3 of a commit: readers may now see entries up to ``step``."""
         self._check_writable()
         self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.dir / "HEAD", json.dumps({"seq": seq}).encode(), self.durable)
+        atomic_write(self.dir / "HEAD", json.dumps({"step": step}).encode(), self.durable)
 
-    def truncate_after(self, seq: int) -> int:
-        """Delete segments holding entries past ``seq`` (an interrupted commit). Returns how many."""
+    def truncate_after(self, step: int) -> int:
+        """Delete segments holding entries past ``step`` (an interrupted commit). Returns how many."""
         self._check_writable()
         n = 0
         if not self.dir.exists():
@@ -214,11 +230,11 @@ class EventLog:
                 continue
             for p in d.iterdir():
                 m = _SEG_RE.match(p.name)
-                if p.name.endswith(".tmp") or (m and int(m.group(1)) > seq):
+                if p.name.endswith(".tmp") or (m and int(m.group(1)) > step):
                     p.unlink()
                     n += 1
-                elif m and int(m.group(2)) > seq:  # cannot happen with one append per file
-                    raise RuntimeError(f"log segment {p} straddles the committed sequence {seq}")
+                elif m and int(m.group(2)) > step:  # cannot happen with one append per file
+                    raise RuntimeError(f"log segment {p} straddles the committed step {step}")
         self._segments.clear()
         return n
 
@@ -234,7 +250,7 @@ class EventLog:
                     if (m := _SEG_RE.match(p.name)) is not None and m.group(3) is not None), default=0)
 
     def recover(self, committed: int, repair: bool = True, late_committed: int | None = None) -> list[str]:
-        """Check the log's tail against the committed sequence number (from the catalog): move
+        """Check the log's tail against the committed step (from the catalog): move
         half-written segments, segments past ``committed``, late segments numbered past
         ``late_committed`` (an error-only commit cut between its steps 1 and 2; ``None`` skips
         this check) and segments that are not whole Arrow files to ``torn/`` (with ``repair``; a
@@ -324,7 +340,7 @@ class EventLog:
         return segs
 
     def read(self, uid: str, schema: pa.Schema, start: int, end: int) -> pa.Table:
-        """Entries of stream ``uid`` with ``start < seq <= end``, in sequence order."""
+        """Entries of stream ``uid`` with ``start < step <= end``, in step order."""
         segs = self._segments.get(uid)
         if segs is None or not segs or segs[-1].last < end:
             segs = self._list(uid)
@@ -338,16 +354,16 @@ class EventLog:
             prev_last = s.last if prev_last is None else max(prev_last, s.last)
             t = _read_file(s.path, schema)
             if s.first <= start or s.last > end:
-                seq = t.column("seq").to_numpy()
-                lo = int(np.searchsorted(seq, start, side="right"))
-                hi = int(np.searchsorted(seq, end, side="right"))
+                step = t.column("step").to_numpy()
+                lo = int(np.searchsorted(step, start, side="right"))
+                hi = int(np.searchsorted(step, end, side="right"))
                 t = t.slice(lo, hi - lo)
             parts.append(t)
         if not parts:
             return schema.empty_table()
         t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if overlap:   # late segments: entries back in step order (stable: appends keep their order)
-            t = t.take(pc.sort_indices(t, [("seq", "ascending")]))
+            t = t.take(pc.sort_indices(t, [("step", "ascending")]))
         return t
 
 
@@ -357,8 +373,9 @@ def _read_file(path: Path, schema: pa.Schema | None = None) -> pa.Table:
         t = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
     except (pa.ArrowException, OSError) as e:
         raise WorkspaceError(f"log segment {path} cannot be read: {str(e)[:200]}") from None
+    t = step_named(t)      # a segment of a version-1 workspace calls it seq
     if schema is not None and not t.schema.equals(schema):
-        # a projection (e.g. the sequence numbers alone) reads the columns it names
+        # a projection (e.g. the steps alone) reads the columns it names
         if all(t.schema.get_field_index(f.name) >= 0 and t.schema.field(f.name).type == f.type
                for f in schema) and len(schema) < len(t.schema):
             return t.select(schema.names)

@@ -187,17 +187,17 @@ def native_events(journaled, coerce) -> list[NativeEvent]:
     out = []
     for e in journaled:
         if e.producer is not None or e.kind in ("attach", "detach"):
-            raise _no(f"a bound from one producer (step {e.seq}, stream {e.stream})",
+            raise _no(f"a bound from one producer (step {e.step}, stream {e.stream})",
                       "Spark's watermark is one per input, never one per producer")
         if e.kind == "bound" and e.strict:
-            raise _no(f"a strict bound (step {e.seq}, stream {e.stream})",
+            raise _no(f"a strict bound (step {e.step}, stream {e.stream})",
                       "Spark's watermark has no strict form")
         if e.status == "error":
             continue
         if e.kind == "row":
-            out.append(NativeEvent(e.seq, e.stream, "row", e.time, coerce(e.stream, e.values), e.status, e.clock))
+            out.append(NativeEvent(e.step, e.stream, "row", e.time, coerce(e.stream, e.values), e.status, e.clock))
         elif e.kind == "bound":
-            out.append(NativeEvent(e.seq, e.stream, "bound", e.time, (), e.status))
+            out.append(NativeEvent(e.step, e.stream, "bound", e.time, (), e.status))
     return out
 
 

@@ -78,7 +78,7 @@ class Pumps:
         cols = stmt.columns or [f.name for f in target.fields]
         cols = [x for x in cols if x != "ROWTIME"]
         c.pumps[stmt.name] = {"name": stmt.name, "target": stmt.target, "columns": cols, "sql": stmt.query.sql,
-                              "sources": sorted(sources), "started": False, "start_seq": None}
+                              "sources": sorted(sources), "started": False, "start_step": None}
         self.wb.save_catalog()
         if stmt.started:
             self.start([stmt.name])
@@ -125,7 +125,7 @@ class Pumps:
             from .sql import analyze
             q = analyze(p["sql"], c).query
             p["started"] = True
-            p["start_seq"] = self.wb.last_seq
+            p["start_step"] = self.wb.last_step
             p["start_clocks"] = {s: c.state[s].bound for s in q.streams if s in c.state}
             self.runners[n] = PumpRunner(n, p["target"], p["columns"], in_process_query(q, c.tables, p["start_clocks"]),
                                          set(q.streams))
@@ -161,16 +161,16 @@ class Pumps:
             q = analyze(p["sql"], c).query
             lq = in_process_query(q, c.tables, p.get("start_clocks") or {})
             r = PumpRunner(n, p["target"], p["columns"], lq, set(q.streams))
-            for seq, feed in self.wb.commits.feeds(sorted(r.sources), p["start_seq"], self.wb.last_seq):
-                b = lq.process(seq, feed)
+            for step, feed in self.wb.commits.feeds(sorted(r.sources), p["start_step"], self.wb.last_step):
+                b = lq.process(step, feed)
                 if b.bound is not None:
                     r.last_bound = b.bound
             self.runners[n] = r
 
     # ------------------------------------------------------------------ running
 
-    def process_inline(self, seq: int, out: dict[str, list[LogEntry]]) -> None:
-        """Run every pump on event ``seq``; what they release enters their targets at ``seq``."""
+    def process_inline(self, step: int, out: dict[str, list[LogEntry]]) -> None:
+        """Run every pump on event ``step``; what they release enters their targets at ``step``."""
         if not self.runners:
             return
         c = self.wb.catalog
@@ -178,13 +178,13 @@ class Pumps:
             r = self.runners[n]
             if not any(s in out for s in r.sources):
                 continue
-            b = r.query.process(seq, out)
+            b = r.query.process(step, out)
             for row in b.rows:
                 values = dict(zip(r.columns, row.values))
-                o = c.apply(Event(r.target, "row", row.rowtime, values, producer=n), seq, out)
+                o = c.apply(Event(r.target, "row", row.rowtime, values, producer=n), step, out)
                 if o.status == "error":
-                    c.report_pump_error(seq, r.target, n, o.message, row.rowtime, values, out)
+                    c.report_pump_error(step, r.target, n, o.message, row.rowtime, values, out)
             if b.bound is not None and b.bound > r.last_bound and b.bound < sqltime.END_OF_TIME:
-                c.apply(Event(r.target, "bound", b.bound, producer=n), seq, out)
+                c.apply(Event(r.target, "bound", b.bound, producer=n), step, out)
                 r.last_bound = b.bound
 

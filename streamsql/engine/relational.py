@@ -69,7 +69,7 @@ def history_rows(wb, stream: str) -> list[Row]:
     d = wb.catalog.streams.get(stream)
     if d is None or not d.history:
         raise SqlError(f"Cannot convert stream '{stream}' to a table")
-    rows = [(e.rowtime, tuple(e.values)) for _seq, feed in wb.commits.feeds([stream], 0, wb.last_seq)
+    rows = [(e.rowtime, tuple(e.values)) for _step, feed in wb.commits.feeds([stream], 0, wb.last_step)
             for e in feed.get(stream, []) if e.kind == ROW]
     if d.history_window is not None:
         lo = wb.catalog.state[stream].bound - d.history_window

@@ -25,7 +25,7 @@ def replay_into(wb, sql_text: str, events: list[Event], *, bounds: bool = False,
             names.setdefault(canon, ev.stream)
         except StreamSqlError:
             pass
-    base = wb.last_seq
+    base = wb.last_step
     outcomes = wb.inject(events)
     q.wait()
     if fmt == "table":

@@ -59,7 +59,7 @@ def _execute_one(wb, st, sql: str, name: str | None, replace: bool) -> Result:
 def run(wb, stmt: Statement, name: str | None, replace: bool = False) -> Result:
     """One analyzed statement; a catalog write that fails (disk full) is undone: back to the
     last commit."""
-    committed = wb.catalog.next_seq - 1
+    committed = wb.catalog.next_step - 1
     try:
         return _run_statement(wb, stmt, name, replace)
     except OSError as e:

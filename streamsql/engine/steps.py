@@ -34,7 +34,7 @@ def steps(query, outcomes: list[Outcome], base: int = 0) -> list[Step]:
     """Join each event's outcome with what the query released and refused at it, by step."""
     by: dict[int, Step] = {}
     for o in outcomes:
-        by[o.seq - base] = Step(o.seq - base, o)
+        by[o.step - base] = Step(o.step - base, o)
     for e in getattr(query, "errors", []):
         if e.is_calc:
             by.setdefault(e.step - base, Step(e.step - base, None)).errors.append(e)
@@ -234,7 +234,7 @@ def format_table(rows: list[list[str]]) -> str:
 def event_record(o: Outcome) -> dict:
     """One ``Workbench.event_trace`` record: an injected event, its outcome, and the stream's
     clock before and after it."""
-    return {"step": o.seq, "stream": o.event.stream, "producer": o.event.producer or DEFAULT_PRODUCER,
+    return {"step": o.step, "stream": o.event.stream, "producer": o.event.producer or DEFAULT_PRODUCER,
             "kind": o.event.kind, "rowtime": o.event.rowtime, "strict": o.event.strict,
             "values": o.event.values, "status": o.status, "message": o.message, "clock": o.clock,
             "bound_before": o.bound_before, "bound_after": o.bound_after, "released": o.released,

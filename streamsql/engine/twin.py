@@ -20,7 +20,7 @@ class NativeTwin:
         self.delay_ms = parse_delay(delay)
         self.shape = native_shape(q.plan)
         self.steps: list[NativeStep] = []
-        self._fed = q.start_seq
+        self._fed = q.start_step
         self._runner = None
         self._comparison: Comparison | None = None
 
@@ -33,16 +33,16 @@ class NativeTwin:
         """Feed the twin every event of the query's streams the query has processed since the
         last update (waiting for the query first), one step at a time."""
         q, wb = self.q, self.wb
-        upto = q.processed_seq
+        upto = q.processed_step
         if q.running:           # everything committed so far (a stopped query: what it saw)
-            upto = wb.last_seq
+            upto = wb.last_step
             q.wait()
         cat = wb.catalog
         uids = {cat.streams[s].uid for s in self.shape.streams}
         journaled = wb.journal.events(uids, after=self._fed, upto=upto)
         events = native_events(journaled, lambda s, v: cat.coerce_values(cat.streams[s], v))
         if self._runner is None:
-            self._runner = wb.runtime.native_twin(q, self.shape, self.delay_ms, q.start_seq)
+            self._runner = wb.runtime.native_twin(q, self.shape, self.delay_ms, q.start_step)
         self.steps += self._runner.feed(events)
         self._fed = max(self._fed, upto)
         self._comparison = None

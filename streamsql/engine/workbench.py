@@ -32,6 +32,7 @@ from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
 from .continuous_query import ContinuousQuery, LoadResult, Result
+from .deprecated import renamed
 from .errors import EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError, one_line
 from .journal import Journal
 from .lifecycle import QueryLifecycle
@@ -161,11 +162,11 @@ class Workbench:
             return c
         c, defs, counter, journal = read_catalog(p)
         self.lifecycle.restore(defs, counter)
-        self.open_warnings += self.log.recover(c.next_seq - 1, repair=not self.read_only,
+        self.open_warnings += self.log.recover(c.next_step - 1, repair=not self.read_only,
                                                late_committed=c.late_commits)
         if c.late_commits is None:     # made before late commits were numbered: all committed
             c.late_commits = self.log.last_late_number()
-        if self.journal.restore(journal, c.next_seq - 1, streams_with_events(c), repair=not self.read_only):
+        if self.journal.restore(journal, c.next_step - 1, streams_with_events(c), repair=not self.read_only):
             log.info("workspace %s: removed uncommitted journal segments", self.path)
         return c
 
@@ -429,7 +430,7 @@ class Workbench:
         q = pick_query(self, query)
         end = None
         if q.running:                  # everything committed so far (a stopped query: what it saw)
-            end = self.last_seq
+            end = self.last_step
             q.wait()
         with self.lock:
             return save_scenario(self, prefix, q, scratch=_scratch_workbench, from_start=from_start, end=end)
@@ -458,9 +459,11 @@ class Workbench:
         return out
 
     @property
-    def last_seq(self) -> int:
+    def last_step(self) -> int:
         """The step (global sequence number) of the last injected event; 0 before any."""
-        return self.catalog.next_seq - 1
+        return self.catalog.next_step - 1
+
+    last_seq = renamed("last_seq", "last_step")
 
 
 def _scratch_workbench() -> Workbench:

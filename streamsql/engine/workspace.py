@@ -14,7 +14,10 @@ from .lock import LOCK_FILE, WorkspaceLock
 from .log import entry_schema
 from .paths import under
 
-CATALOG_VERSION = 1
+#: 2: the step is called ``step`` in every file of the workspace (``next_step``, the queries' and
+#: pumps' ``start_step``, the journal's entries, the log's column and ``log/HEAD``); version 1 called
+#: it ``seq``, and is read by renaming (:func:`_from_v1`; the log and the journal read either name)
+CATALOG_VERSION = 2
 
 
 def clear_workspace(path: str | Path) -> None:
@@ -65,6 +68,8 @@ def read_catalog(p: Path) -> tuple[Catalog, dict, int, dict | None]:
         raise WorkspaceError(f"{p} was written by a newer streamsql (catalog version {v}; this one reads "
                              f"{CATALOG_VERSION}): upgrade streamsql to open the workspace")
     try:
+        if v == 1:
+            _from_v1(j)
         c = Catalog.from_json(j["catalog"])
         for d in c.streams.values():
             under(p.parent, d.uid)       # a uid is a folder name of the log: never a path
@@ -75,8 +80,8 @@ def read_catalog(p: Path) -> tuple[Catalog, dict, int, dict | None]:
             raise TypeError("\"queries\" is not an object of query definitions")
         if not isinstance(counter, int):
             raise TypeError("\"query_counter\" is not a number")
-        if not isinstance(c.next_seq, int) or c.next_seq < 1:
-            raise TypeError("\"next_seq\" is not a positive number")
+        if not isinstance(c.next_step, int) or c.next_step < 1:
+            raise TypeError("\"next_step\" is not a positive number")
         journal = j.get("journal")
         if journal is not None and not (isinstance(journal, dict) and isinstance(journal.get("since"), int)
                                         and isinstance(journal.get("flushed"), int)):
@@ -84,3 +89,21 @@ def read_catalog(p: Path) -> tuple[Catalog, dict, int, dict | None]:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError, StreamSqlError) as e:
         raise bad(f"{type(e).__name__}: {str(e)[:120]}") from None
     return c, queries, counter, journal
+
+
+def _from_v1(j: dict) -> None:
+    """A version-1 snapshot in this version's names, in place: the step was called ``seq``."""
+    def rename(d, old: str, new: str) -> None:
+        if isinstance(d, dict) and old in d and new not in d:
+            d[new] = d.pop(old)
+
+    rename(j["catalog"], "next_seq", "next_step")
+    for p in j["catalog"].get("pumps") or []:
+        rename(p, "start_seq", "start_step")
+    queries = j.get("queries")
+    for d in (queries.values() if isinstance(queries, dict) else ()):
+        rename(d, "start_seq", "start_step")
+    journal = j.get("journal")
+    if isinstance(journal, dict):
+        for e in journal.get("tail") or ():
+            rename(e, "seq", "step")

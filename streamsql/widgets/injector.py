@@ -303,7 +303,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
                 what += f" eclipsed (the clock is already {ts(o.bound_before)})"
         else:
             what = f"producer {ev.producer or DEFAULT_PRODUCER} {ev.kind}ed"
-        return f"step {o.seq}: {self.stream} {what}; clock {ts(self.wb.clock(self.stream))}"
+        return f"step {o.step}: {self.stream} {what}; clock {ts(self.wb.clock(self.stream))}"
 
     def _after(self) -> None:
         """The event is committed: the views follow on their own thread; this injector's title
@@ -384,7 +384,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
                 f'<span style="font-family:monospace;color:#777">({html.escape(fields)})</span></div>']
 
     def static_key(self):
-        return (self.wb.last_seq, tuple(sorted(self.status.items())))
+        return (self.wb.last_step, tuple(sorted(self.status.items())))
 
     def static_html(self) -> str:
         """The view as a static HTML snapshot (what a notebook shows where no kernel runs it)."""

@@ -91,7 +91,7 @@ class ScenarioPlayer:
             raise SqlError(f"scenario {self.scenario.name} must end with exactly one SELECT STREAM query "
                            f"(found {len(qs)})")
         self.wb, self.q = wb, qs[0]
-        self.base = wb.last_seq
+        self.base = wb.last_step
         self.pos = 0
         self.outcomes = []
         self.names: dict[str, str] = {}

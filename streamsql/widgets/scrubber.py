@@ -35,14 +35,14 @@ def scrub_steps(q) -> list[int]:
     started (late and refused ones too: they are part of its story), up to the last one the
     query has traced (or every one, once it caught up with them), and no further back than its
     trace history reaches (``trace_steps``)."""
-    steps = [r["step"] for r in q.wb.traced_events(q.start_seq, q.plan.streams)]
+    steps = [r["step"] for r in q.wb.traced_events(q.start_step, q.plan.streams)]
     trace = getattr(q, "trace", None)
     traced = trace.steps() if trace else []
     if traced and trace.limit and len(traced) >= trace.limit:
         steps = [s for s in steps if s >= traced[0]]          # older records were dropped
     if not q.running or q.wb.runtime.caught_up(q):
         return steps
-    last = traced[-1] if traced else q.start_seq
+    last = traced[-1] if traced else q.start_step
     return [s for s in steps if s <= last]
 
 
@@ -58,7 +58,7 @@ class StepState:
     def __init__(self, q, step: int, limit: int = 20):
         self.step = step
         outcomes = event_outcomes(q.wb, step - 1, None)
-        mine = [o for o in outcomes if o.seq == step]
+        mine = [o for o in outcomes if o.step == step]
         self.event = f"{mine[0].event.stream} {describe_event(mine[0])}" if mine else "(another query's event)"
         snap = snapshot(q)
         released = [r for r in snap.rows if r.step <= step]
@@ -69,7 +69,7 @@ class StepState:
         self.header = ["STEP", "ROWTIME"] + list(q.columns)
         self.bound = bound_at(snap.bounds, step)
         clocks = {}
-        for r in q.wb.traced_events(q.start_seq, q.plan.streams):
+        for r in q.wb.traced_events(q.start_step, q.plan.streams):
             if r["step"] > step:
                 break
             if r["status"] in ("ok", "eclipsed"):
@@ -179,7 +179,7 @@ class StepScrubber(LiveView, widgets.VBox):
     def live_key(self):
         trace = getattr(self.q, "trace", None)
         steps = trace.steps() if trace else []
-        return (self.q.wb.last_seq, self.q.processed_seq, self.q.row_count, self.q.running,
+        return (self.q.wb.last_step, self.q.processed_step, self.q.row_count, self.q.running,
                 steps[-1] if steps else None, self.slider.value)
 
     def refresh(self) -> None:

@@ -32,7 +32,7 @@ def query_step_table(q, *, base: int = 0, outcomes: list[Outcome] | None = None,
     and the rows the query released at that step (``last``: the input events considered are
     the last ones, so a million loaded events are not all turned into rows)."""
     if outcomes is None:
-        outcomes = event_outcomes(q.wb, q.start_seq, q.plan.streams, last)
+        outcomes = event_outcomes(q.wb, q.start_step, q.plan.streams, last)
     return step_table(snapshot(q), outcomes, base, streams or list(q.plan.streams))
 
 

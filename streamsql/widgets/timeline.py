@@ -130,7 +130,7 @@ def _values_text(values: dict | None) -> str:
 
 def _recent_events(wb, q, streams: list[str], last: int) -> list[dict]:
     """The query's last ``last`` input events (bulk loads included), oldest first."""
-    return wb.traced_events(q.start_seq, streams, last)
+    return wb.traced_events(q.start_step, streams, last)
 
 
 def _pending_rows(wb, streams: list[str]) -> dict:
@@ -143,10 +143,10 @@ def _pending_rows(wb, streams: list[str]) -> dict:
         if st is None or d is None or not st.pending:
             continue
         clocks = wb.catalog.producer_clocks(s)
-        for rt, seq, producer, values in st.pending:
+        for rt, step, producer, values in st.pending:
             slow = [f"{p} (clock {ts(c)})" for p, c in sorted(clocks.items()) if c is None or c < rt]
             vals = _values_text({f.name: v for f, v in zip(d.fields, values)})
-            out[(s, seq)] = (rt, f"{vals}; from {producer}, waits for {', '.join(slow) or 'a slower producer'} "
+            out[(s, step)] = (rt, f"{vals}; from {producer}, waits for {', '.join(slow) or 'a slower producer'} "
                                  f"to reach {ts(rt)}")
     return out
 
@@ -163,8 +163,8 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
 
     # rows a stream still holds back for a slower producer: accepted, not yet in the stream
     pending = _pending_rows(wb, streams)
-    for (s, seq), (rt, text) in pending.items():
-        recs.append(_rec("pending row", s, rt, step=seq, detail=text))
+    for (s, step), (rt, text) in pending.items():
+        recs.append(_rec("pending row", s, rt, step=step, detail=text))
 
     # input streams: rows, late rows, bounds (eclipsed, backwards or not), from the events the
     # query saw (bulk loads included); when it saw more than are drawn, every row binned too
@@ -311,7 +311,7 @@ def _input_records(wb, q, streams: list[str], last: int, pending: dict) -> list[
 def _binned_rows(wb, q, streams: list[str]) -> list[dict]:
     """Every row of each input stream since the query started, counted in up to ``BINS`` equal
     time bins over their whole range."""
-    times = wb.traced_rowtimes(q.start_seq, streams)
+    times = wb.traced_rowtimes(q.start_step, streams)
     everything = [t for t in times.values() if len(t)]
     if not everything:
         return []

@@ -53,7 +53,7 @@ class Catalog:
         self.tables: dict[str, TableDef] = {}
         self.views: dict[str, ViewDef] = {}
         self.pumps: dict[str, dict] = {}
-        self.next_seq = 1
+        self.next_step = 1
         self.uid_counter = 0
         #: the number of the last late error commit (the log's late segments carry theirs); None in
         #: a workspace made before they were numbered (its late segments are all committed)
@@ -219,22 +219,22 @@ class Catalog:
 
     # ------------------------------------------------------------------ injection
 
-    def apply(self, ev: Event, seq: int, out: dict[str, list[LogEntry]]) -> Outcome:
+    def apply(self, ev: Event, step: int, out: dict[str, list[LogEntry]]) -> Outcome:
         """Apply one event; append what leaves streams to ``out[stream]``. Never raises for bad
         input: the outcome says ``error`` and nothing changed."""
         try:
             d = self.stream(ev.stream)
         except EventError as e:
-            return Outcome(seq, ev, "error", str(e))
+            return Outcome(step, ev, "error", str(e))
         ev.stream = d.name
         if d.system:
-            return Outcome(seq, ev, "error", f"{d.name} is written by the engine; it cannot be inserted into")
+            return Outcome(step, ev, "error", f"{d.name} is written by the engine; it cannot be inserted into")
         st = self.state[d.name]
         try:
-            return admit(d, st, ev, seq, out, self.coerce_values)
+            return admit(d, st, ev, step, out, self.coerce_values)
         except Late as late:
-            self.errors.late_row(d, st, ev, self._safe_values(d, ev.values), seq, late.clock, late.by_producer, out)
-            return Outcome(seq, ev, "late", None, clock=late.clock, bound_before=st.bound, bound_after=st.bound,
+            self.errors.late_row(d, st, ev, self._safe_values(d, ev.values), step, late.clock, late.by_producer, out)
+            return Outcome(step, ev, "late", None, clock=late.clock, bound_before=st.bound, bound_after=st.bound,
                            late_count=st.late_count, producer_clock=late.by_producer)
 
     @property
@@ -242,15 +242,15 @@ class Catalog:
         """The error stream's writer (its state is this catalog's)."""
         return ErrorStream(self.state[ERROR_STREAM], self.__dict__.setdefault("_calc_counts", {}))
 
-    def report_operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
+    def report_operator_error(self, step: int, stream: str, producer: str, err, out: dict) -> None:
         """A row a query's operator refused (:meth:`ErrorStream.operator_error`)."""
-        self.errors.operator_error(seq, stream, producer, err, out)
+        self.errors.operator_error(step, stream, producer, err, out)
 
-    def report_pump_error(self, seq: int, target: str, pump: str, message: str, rowtime: int, values: dict,
+    def report_pump_error(self, step: int, target: str, pump: str, message: str, rowtime: int, values: dict,
                           out: dict) -> None:
         """A row a pump could not insert into its target (:meth:`ErrorStream.pump_error`)."""
         bound = self.state[target].bound if target in self.state else sqltime.NO_TIME
-        self.errors.pump_error(seq, target, bound, pump, message, rowtime, values, out)
+        self.errors.pump_error(step, target, bound, pump, message, rowtime, values, out)
 
     def _safe_values(self, d: StreamDef, values):
         try:

@@ -7,6 +7,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 
 from .. import time as sqltime
+from ..deprecated import renamed
 from ..plan import Field
 
 #: the times an event may carry: the years 0001 to 9999 (what a TIMESTAMP can show)
@@ -48,7 +49,7 @@ class Outcome:
     """What the catalog did with an event. ``status``: ``ok``, ``late`` (rejected, written to
     the error stream), ``error`` (refused, nothing changed) or ``eclipsed`` (a bound that carried
     no information)."""
-    seq: int
+    step: int
     event: Event
     status: str
     message: str | None = None
@@ -59,11 +60,13 @@ class Outcome:
     late_count: int = 0
     producer_clock: bool = False       # the late row violated its producer's clock (not the stream's)
 
+    seq = renamed("seq", "step")
+
 
 @dataclass
 class LogEntry:
     """An entry of the stream log: a row leaving the stream, or the stream's bound moving."""
-    seq: int
+    step: int
     kind: int                          # log.ROW or log.BOUND
     rowtime: int
     clock: int

@@ -39,33 +39,33 @@ class ErrorStream:
         self.est = est
         self.calc_counts = calc_counts
 
-    def late_row(self, d: StreamDef, st: StreamState, ev: Event, values: tuple, seq: int, clock: int,
+    def late_row(self, d: StreamDef, st: StreamState, ev: Event, values: tuple, step: int, clock: int,
                  by_producer: bool, out: dict[str, list[LogEntry]]) -> None:
         """A late row of stream ``d`` (``values``: as typed, or as given when they do not fit)."""
         data = {f.name: to_json_value(v, f.type) for f, v in zip(d.fields, values)}
         t, row = lateness.reject(st, self.est, d.name, ev.rowtime, clock, data, ev.producer or DEFAULT_PRODUCER,
-                                 seq, by_producer=by_producer)
-        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
+                                 step, by_producer=by_producer)
+        out.setdefault(ERROR_STREAM, []).append(LogEntry(step, 0, t, t, row))
 
-    def operator_error(self, seq: int, stream: str, producer: str, err, out: dict) -> None:
+    def operator_error(self, step: int, stream: str, producer: str, err, out: dict) -> None:
         """A row a query's operator refused goes to the error stream at the step that refused
         it, stamped with the bound it violated (a calculator error: the row's rowtime)."""
         est = self.est
         t = max(est.bound, err.bound)
         est.bound = t
         est.rows_in += 1
-        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, err.error_values(stream, t, producer)))
+        out.setdefault(ERROR_STREAM, []).append(LogEntry(step, 0, t, t, err.error_values(stream, t, producer)))
         if err.is_calc:
             # the 1st, 10th, 100th ... calculator error of each query; the message names the query,
             # the expression and its operands
             n = self.calc_counts[producer] = self.calc_counts.get(producer, 0) + 1
             if lateness.is_power_of_ten(n):
-                calc_log.warning("calculator error #%d (step %d): %s", n, seq, err.message)
+                calc_log.warning("calculator error #%d (step %d): %s", n, step, err.message)
         elif lateness.is_power_of_ten(est.rows_in):
-            log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, seq,
+            log.warning("%s in query %s (step %d): %s", err.name.lower().replace("_", " "), producer, step,
                         err.message)
 
-    def pump_error(self, seq: int, target: str, target_bound: int, pump: str, message: str, rowtime: int,
+    def pump_error(self, step: int, target: str, target_bound: int, pump: str, message: str, rowtime: int,
                    values: dict, out: dict) -> None:
         """A row a pump could not insert into its target (it does not fit the target's columns)."""
         est = self.est
@@ -74,7 +74,7 @@ class ErrorStream:
         est.rows_in += 1
         data = {k: to_json_value(v) for k, v in values.items()}
         row = (t, "ERROR", "PUMP_ROW_REFUSED", f"Pump {pump} could not insert into {target}: {message}", rowtime,
-               dumps_row(data), target, pump, seq)
-        out.setdefault(ERROR_STREAM, []).append(LogEntry(seq, 0, t, t, row))
-        log.warning("pump %s (step %d): %s", pump, seq, message)
+               dumps_row(data), target, pump, step)
+        out.setdefault(ERROR_STREAM, []).append(LogEntry(step, 0, t, t, row))
+        log.warning("pump %s (step %d): %s", pump, step, message)
 

@@ -28,7 +28,7 @@ class StreamState:
     producers and the rows waiting for slower producers."""
     bound: int = sqltime.NO_TIME
     producers: dict[str, Producer] = field(default_factory=dict)
-    pending: list = field(default_factory=list)   # sorted [(rowtime, seq, producer, values)]
+    pending: list = field(default_factory=list)   # sorted [(rowtime, step, producer, values)]
     late_count: int = 0
     rows_in: int = 0
     bounds_in: int = 0
@@ -50,7 +50,7 @@ class Late(Exception):
         self.clock, self.by_producer = clock, by_producer
 
 
-def admit(d: StreamDef, st: StreamState, ev: Event, seq: int, out: dict[str, list[LogEntry]],
+def admit(d: StreamDef, st: StreamState, ev: Event, step: int, out: dict[str, list[LogEntry]],
           coerce: Callable[[StreamDef, dict | None], tuple]) -> Outcome:
     """Apply one event of stream ``d`` to its state, appending what leaves the stream to
     ``out[d.name]``; ``coerce`` types a row's values (raising :class:`EventError`). Raises
@@ -60,20 +60,20 @@ def admit(d: StreamDef, st: StreamState, ev: Event, seq: int, out: dict[str, lis
         try:
             check_sql_name(ev.producer, "producer")
         except StreamSqlError as e:
-            return Outcome(seq, ev, "error", f"stream {d.name}: {e}")
+            return Outcome(step, ev, "error", f"stream {d.name}: {e}")
     p = ev.producer or DEFAULT_PRODUCER
     before = st.bound
     if ev.kind in ("row", "bound") and ev.rowtime is not None and not is_event_time(ev.rowtime):
         what = "a row's rowtime" if ev.kind == "row" else "a bound"
-        return Outcome(seq, ev, "error", one_line(f"{what} for stream {d.name} must be a time between 0001-01-01 "
+        return Outcome(step, ev, "error", one_line(f"{what} for stream {d.name} must be a time between 0001-01-01 "
                                                   f"and 9999-12-31, not {ev.rowtime!r}", limit=200))
     if ev.kind == "row":
         if ev.rowtime is None:
-            return Outcome(seq, ev, "error", f"a row for stream {d.name} needs a rowtime")
+            return Outcome(step, ev, "error", f"a row for stream {d.name} needs a rowtime")
         try:
             values = coerce(d, ev.values)
         except EventError as e:
-            return Outcome(seq, ev, "error", str(e), bound_before=before, bound_after=before)
+            return Outcome(step, ev, "error", str(e), bound_before=before, bound_after=before)
         clock = lateness.clock(st, p)
         if lateness.is_late(ev.rowtime, clock):
             raise Late(clock, clock > st.bound)     # by the producer's clock, not the stream's
@@ -82,17 +82,17 @@ def admit(d: StreamDef, st: StreamState, ev: Event, seq: int, out: dict[str, lis
             prod = st.producers[p] = Producer()
         prod.clock = max(prod.clock, ev.rowtime)
         st.rows_in += 1
-        bisect.insort(st.pending, (ev.rowtime, seq, p, values), key=lambda x: (x[0], x[1]))
-        released = flush(d, st, seq, out)
-        return Outcome(seq, ev, "ok", bound_before=before, bound_after=st.bound, released=released)
+        bisect.insort(st.pending, (ev.rowtime, step, p, values), key=lambda x: (x[0], x[1]))
+        released = flush(d, st, step, out)
+        return Outcome(step, ev, "ok", bound_before=before, bound_after=st.bound, released=released)
     if ev.kind == "bound":
         if ev.rowtime is None:
-            return Outcome(seq, ev, "error", f"a bound for stream {d.name} needs a time")
+            return Outcome(step, ev, "error", f"a bound for stream {d.name} needs a time")
         t = sqltime.bound_value(ev.rowtime, ev.strict)
         prod = st.producers.get(p)
         if prod is not None and prod.attached and t < prod.clock:
             who = "" if p == DEFAULT_PRODUCER else f"producer {p} of "
-            return Outcome(seq, ev, "error",
+            return Outcome(step, ev, "error",
                            f"bound {sqltime.format_timestamp(t)} on {who}stream {d.name} is before that "
                            f"producer's clock {sqltime.format_timestamp(prod.clock)}; a producer's bound "
                            f"cannot move backwards", bound_before=before, bound_after=before)
@@ -101,30 +101,30 @@ def admit(d: StreamDef, st: StreamState, ev: Event, seq: int, out: dict[str, lis
         eclipsed = t <= max(st.bound, prod.clock)
         prod.clock = max(prod.clock, t)
         st.bounds_in += 1
-        released = flush(d, st, seq, out)
+        released = flush(d, st, step, out)
         if eclipsed:
             st.eclipsed += 1
-        return Outcome(seq, ev, "eclipsed" if eclipsed else "ok", bound_before=before,
+        return Outcome(step, ev, "eclipsed" if eclipsed else "ok", bound_before=before,
                        bound_after=st.bound, released=released)
     if ev.kind == "attach":
         prod = st.producers.get(p)
         if prod is not None and prod.attached:
-            return Outcome(seq, ev, "eclipsed", f"producer {p} is already attached to {d.name}",
+            return Outcome(step, ev, "eclipsed", f"producer {p} is already attached to {d.name}",
                            bound_before=before, bound_after=before)
         st.producers[p] = Producer()
-        return Outcome(seq, ev, "ok", bound_before=before, bound_after=before)
+        return Outcome(step, ev, "ok", bound_before=before, bound_after=before)
     if ev.kind == "detach":
         prod = st.producers.get(p)
         if prod is None or not prod.attached:
-            return Outcome(seq, ev, "error", f"producer {p} is not attached to stream {d.name}",
+            return Outcome(step, ev, "error", f"producer {p} is not attached to stream {d.name}",
                            bound_before=before, bound_after=before)
         prod.attached = False
-        released = flush(d, st, seq, out)
-        return Outcome(seq, ev, "ok", bound_before=before, bound_after=st.bound, released=released)
-    return Outcome(seq, ev, "error", f"unknown event kind {ev.kind!r}")
+        released = flush(d, st, step, out)
+        return Outcome(step, ev, "ok", bound_before=before, bound_after=st.bound, released=released)
+    return Outcome(step, ev, "error", f"unknown event kind {ev.kind!r}")
 
 
-def flush(d: StreamDef, st: StreamState, seq: int, out: dict[str, list[LogEntry]]) -> int:
+def flush(d: StreamDef, st: StreamState, step: int, out: dict[str, list[LogEntry]]) -> int:
     """Let out every pending row the slowest producer allows; move the stream's bound."""
     limit = st.outgoing()
     n = 0
@@ -140,8 +140,8 @@ def flush(d: StreamDef, st: StreamState, seq: int, out: dict[str, list[LogEntry]
         return 0
     entries = out.setdefault(d.name, [])
     for rowtime, _s, _p, values in leaving:
-        entries.append(LogEntry(seq, 0, rowtime, new_bound, values))
+        entries.append(LogEntry(step, 0, rowtime, new_bound, values))
     if not leaving or new_bound > leaving[-1][0]:
-        entries.append(LogEntry(seq, 1, new_bound, new_bound, None))
+        entries.append(LogEntry(step, 1, new_bound, new_bound, None))
     st.bound = new_bound
     return len(leaving)

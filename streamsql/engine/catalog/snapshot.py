@@ -15,7 +15,7 @@ from .producers import Producer, StreamState
 def to_json(c) -> dict:
     """The snapshot of catalog ``c``."""
     return {
-        "next_seq": c.next_seq,
+        "next_step": c.next_step,
         "uid_counter": c.uid_counter,
         "late_commits": c.late_commits or 0,
         "streams": [{"name": d.name, "uid": d.uid, "fields": [_field_json(f) for f in d.fields],
@@ -33,7 +33,7 @@ def to_json(c) -> dict:
 def fill_from_json(c, j: dict) -> None:
     """Set catalog ``c``'s definitions and state from snapshot ``j`` (a ``KeyError`` or
     ``TypeError`` for a document that is not one)."""
-    c.next_seq = j["next_seq"]
+    c.next_step = j["next_step"]
     c.uid_counter = j["uid_counter"]
     late = j.get("late_commits")
     if late is not None and (not isinstance(late, int) or isinstance(late, bool) or late < 0):

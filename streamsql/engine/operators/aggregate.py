@@ -327,13 +327,13 @@ class AggregateOp(Refusing, Operator):
                   for acc, f in zip(self.accs, self.arg_fns)]
         return end, keys, states
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         try:
             if self.distinct_rows:
                 return self._distinct(rowtime, row, arrival)
             self._add_row(rowtime, row, arrival)
         except CalcError as err:
-            self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+            self.refuse(calc_error(err, step, rowtime, self.node.input.fields, row, ch))
         return []
 
     def _add_row(self, rowtime, row, arrival) -> None:
@@ -382,7 +382,7 @@ class AggregateOp(Refusing, Operator):
 
     # --- clocks -------------------------------------------------------------------------
 
-    def on_clocks(self, seq, clocks):
+    def on_clocks(self, step, clocks):
         c = clocks[0]
         if self.distinct_rows:
             if self.seen and c >= self.min_end:

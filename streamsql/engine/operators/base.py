@@ -7,7 +7,7 @@ leaves; it only says what it produced and what it could still produce:
   advanced. Both may produce *candidates*: output rows with their stamp ``T`` and a tie key.
 - :meth:`Operator.bound_params` summarises the state that limits future output as a few ints;
   :meth:`Operator.bound_eval` turns them and the input clocks into ``F``, the earliest stamp the
-  operator can still produce. It is vectorised (one row per sequence number) so the Spark runtime
+  operator can still produce. It is vectorised (one row per step) so the Spark runtime
   can evaluate it over a whole micro-batch.
 - :meth:`Operator.wakeups` says, per input, the clock value at which :meth:`on_clocks` would change
   anything; below those thresholds calling it must be a no-op.
@@ -145,13 +145,13 @@ class Operator:
         self.__dict__.update(d)
         self._compile()
 
-    def on_row(self, ch: int, seq: int, rowtime: int, row: tuple, clocks: Sequence[int],
+    def on_row(self, ch: int, step: int, rowtime: int, row: tuple, clocks: Sequence[int],
                arrival: bytes) -> list[Candidate]:
-        """``clocks`` are the input clocks after the whole event ``seq``; ``arrival`` is a key
+        """``clocks`` are the input clocks after the whole event ``step``; ``arrival`` is a key
         that orders rows of one input by arrival (the same in every runtime)."""
         raise NotImplementedError
 
-    def on_clocks(self, seq: int, clocks: Sequence[int]) -> list[Candidate]:
+    def on_clocks(self, step: int, clocks: Sequence[int]) -> list[Candidate]:
         return []
 
     def wakeups(self) -> Sequence[int]:
@@ -245,6 +245,6 @@ def encode_key(values: Sequence[Any]) -> bytes:
 
 
 def encode_ints(*xs: int) -> bytes:
-    """Tie key from ints in [-2**63, 2**63) (sequence numbers, input numbers, times)."""
+    """Tie key from ints in [-2**63, 2**63) (steps, input numbers, times)."""
     return b"".join((x + (1 << 63)).to_bytes(8, "big") for x in xs)
 

@@ -29,10 +29,10 @@ from .describe import (STATE_LIMIT, JoinSide, JoinState, KeptRowCouldMatch, Late
 class _Refusing(Refusing):
     """Rows refused for calculator errors, with the fields of the side they came on."""
 
-    def _refuse(self, err: CalcError, seq: int, rowtime: int, ch: int, row: tuple) -> list:
+    def _refuse(self, err: CalcError, step: int, rowtime: int, ch: int, row: tuple) -> list:
         node = self.node
         left = ch == 0 if getattr(self, "side", None) is None else self.side == 0
-        return self.refuse(calc_error(err, seq, rowtime, node.left.fields if left else node.right.fields, row, ch))
+        return self.refuse(calc_error(err, step, rowtime, node.left.fields if left else node.right.fields, row, ch))
 
 
 class _Kept:
@@ -73,12 +73,12 @@ class JoinOp(_Refusing, Operator):
 
     # ------------------------------------------------------------------ rows
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         i, j = ch, 1 - ch
         try:
             key = tuple(f(row, (rowtime,)) for f in self.key_fns[i])
         except CalcError as err:
-            return self._refuse(err, seq, rowtime, ch, row)
+            return self._refuse(err, step, rowtime, ch, row)
         out = []
         me = _Kept(rowtime, arrival, row, key)
         if None in key:
@@ -97,7 +97,7 @@ class JoinOp(_Refusing, Operator):
                 try:
                     ok = self.residual_fn(tuple(l.row) + tuple(r.row), (l.r, r.r))
                 except CalcError as err:      # with any partner: the row joins nothing
-                    return self._refuse(err, seq, rowtime, ch, row)
+                    return self._refuse(err, step, rowtime, ch, row)
                 if ok is not True:
                     continue
             partners.append((other, l, r))
@@ -105,7 +105,7 @@ class JoinOp(_Refusing, Operator):
             me.matched = True
             other.matched = True
             stamp = max(l.r - self.f[0], r.r - self.f[1])
-            out.append(Candidate(stamp, encode_ints(seq, 0) + me.arrival + other.arrival,
+            out.append(Candidate(stamp, encode_ints(step, 0) + me.arrival + other.arrival,
                                  tuple(l.row) + tuple(r.row)))
         # Keep the row while a future row of the other side could overlap it. Whether one still can
         # is decided by on_clocks, which the runtimes call after all rows of the event: rows of the
@@ -120,14 +120,14 @@ class JoinOp(_Refusing, Operator):
     def _overlap(self, i, ri, j, rj) -> bool:
         return ri - self.f[i] <= rj + self.p[j] and rj - self.f[j] <= ri + self.p[i]
 
-    def _unmatched(self, i: int, k: _Kept, seq: int) -> Candidate:
+    def _unmatched(self, i: int, k: _Kept, step: int) -> Candidate:
         nulls = (None,) * self.width[1 - i]
         row = tuple(k.row) + nulls if i == 0 else nulls + tuple(k.row)
-        return Candidate(k.r + self.p[i], encode_ints(seq, 1) + k.arrival, row)
+        return Candidate(k.r + self.p[i], encode_ints(step, 1) + k.arrival, row)
 
     # ------------------------------------------------------------------ clocks
 
-    def on_clocks(self, seq, clocks):
+    def on_clocks(self, step, clocks):
         out = []
         for i in (0, 1):
             j = 1 - i
@@ -140,10 +140,10 @@ class JoinOp(_Refusing, Operator):
                 if not lst:
                     del self.by_key[i][k.key]
                 if self.outer[i] and not k.matched:
-                    out.append(self._unmatched(i, k, seq))
+                    out.append(self._unmatched(i, k, step))
             n = self.nulls[i]
             while n and limit > n[0].r + self.p[i]:
-                out.append(self._unmatched(i, n.popleft(), seq))
+                out.append(self._unmatched(i, n.popleft(), step))
             u = self.unmatched[i]
             while u and (u[0].matched or limit > u[0].r + self.p[i]):
                 u.popleft()
@@ -265,13 +265,13 @@ class LookupJoinOp(_Refusing, Operator):
             if None not in k:
                 self.index.setdefault(k, []).append(r)
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         try:
-            return self._lookup(seq, rowtime, row, arrival)
+            return self._lookup(step, rowtime, row, arrival)
         except CalcError as err:
-            return self._refuse(err, seq, rowtime, ch, row)
+            return self._refuse(err, step, rowtime, ch, row)
 
-    def _lookup(self, seq, rowtime, row, arrival):
+    def _lookup(self, step, rowtime, row, arrival):
         key = tuple(f(row, (rowtime,)) for f in self.stream_key)
         out = []
         n = 0

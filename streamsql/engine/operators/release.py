@@ -45,14 +45,14 @@ def output_bound(future: int, kept: Sequence[Candidate], end: int) -> int:
     return min(future, min((c.stamp for c in kept), default=end))
 
 
-def release_arrival(release_seq: int, stamp: int, tie: bytes) -> bytes:
+def release_arrival(release_step: int, stamp: int, tie: bytes) -> bytes:
     """The arrival key of a row an operator released: by step, then stamp, then tie."""
-    return encode_ints(release_seq, stamp) + tie
+    return encode_ints(release_step, stamp) + tie
 
 
-def stream_arrival(seq: int, sub: int) -> bytes:
-    """The arrival key of the ``sub``-th row that left a named stream at step ``seq``."""
-    return encode_ints(seq, sub)
+def stream_arrival(step: int, sub: int) -> bytes:
+    """The arrival key of the ``sub``-th row that left a named stream at step ``step``."""
+    return encode_ints(step, sub)
 
 
 def first_reach(pts: np.ndarray, frontier: np.ndarray, initial: int, stamps: np.ndarray,

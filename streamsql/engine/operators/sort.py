@@ -86,7 +86,7 @@ class SortOp(Refusing, Operator):
 
     # ------------------------------------------------------------------ rows
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         if not self.rest:
             # rows arrive in leading-key order already; equal values keep arrival order
             return [Candidate(rowtime, arrival, row)]
@@ -95,7 +95,7 @@ class SortOp(Refusing, Operator):
             key = b"".join(encode_sort_value(f(row, rts), k) for f, k in zip(self.key_fns, self.rest)) + arrival
             lead = None if self.time_key is not None else self.lead_fn(row, rts)
         except CalcError as err:
-            return self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+            return self.refuse(calc_error(err, step, rowtime, self.node.input.fields, row, ch))
         out: list[Candidate] = []
         if self.time_key is not None:
             gid = self.time_key.period_end(rowtime)
@@ -110,7 +110,7 @@ class SortOp(Refusing, Operator):
         self.open_min = min(self.group_min.values())
         return out
 
-    def on_clocks(self, seq, clocks):
+    def on_clocks(self, step, clocks):
         c = clocks[0]
         if self.time_key is None or c < self.min_end:
             return []
@@ -198,42 +198,42 @@ class TSortOp(Operator):
         self.ts_fn = compile_expr(self.node.rowtime)
         self.key_fns = [compile_expr(k.expr) for k in self.rest]
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         rts = (rowtime,)
         try:
             ts = self.ts_fn(row, rts)
         except CalcError as err:
-            return self._refuse(err, seq, rowtime, row, ch)
+            return self._refuse(err, step, rowtime, row, ch)
         if ts is None:
             self.null_count += 1
             return []
         ts = int(ts)
         if ts < self.bound:
-            self._late(seq, ts, row)
+            self._late(step, ts, row)
             return []
         try:
             keys = [f(row, rts) for f in self.key_fns]
         except CalcError as err:
-            return self._refuse(err, seq, rowtime, row, ch)
+            return self._refuse(err, step, rowtime, row, ch)
         if self.max_ts is None or ts > self.max_ts:
             self.max_ts = ts
             self.bound = max(self.bound, ts - self.within)
         tie = b"".join(encode_sort_value(v, k) for v, k in zip(keys, self.rest)) + arrival
         return [Candidate(ts, tie, row)]
 
-    def _refuse(self, err: CalcError, seq: int, rowtime: int, row: tuple, ch: int) -> list:
-        self.errors.append(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+    def _refuse(self, err: CalcError, step: int, rowtime: int, row: tuple, ch: int) -> list:
+        self.errors.append(calc_error(err, step, rowtime, self.node.input.fields, row, ch))
         if len(self.errors) > MAX_PENDING_ERRORS:
             del self.errors[0]
         return []
 
-    def _late(self, seq: int, ts: int, row: tuple) -> None:
+    def _late(self, step: int, ts: int, row: tuple) -> None:
         self.late_count += 1
         data = {n: to_json_value(v, t) for n, v, t in zip(self.names, row, self.types)}
         msg = (f"Late row in T-sort (ORDER BY ... WITHIN {self.within} ms): ts {sqltime.format_timestamp(ts)} is "
                f"before the sort's bound {sqltime.format_timestamp(self.bound)} (highest ts "
                f"{sqltime.format_timestamp(self.max_ts)} minus the WITHIN interval)")
-        self.errors.append(OperatorError(seq, "LATE_ROW", msg, self.bound, ts, dumps_row(data)))
+        self.errors.append(OperatorError(step, "LATE_ROW", msg, self.bound, ts, dumps_row(data)))
         if len(self.errors) > MAX_PENDING_ERRORS:
             del self.errors[0]
 

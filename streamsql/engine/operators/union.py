@@ -9,7 +9,7 @@ class UnionOp(Operator):
     def __init__(self, n_inputs: int):
         self.n_inputs = n_inputs
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         return [Candidate(rowtime, union_tie(ch, arrival), row)]
 
 

@@ -99,11 +99,11 @@ class WindowOp(Refusing, Operator):
 
     # ------------------------------------------------------------------ rows
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         try:
             return self._on_row(rowtime, row, arrival)
         except CalcError as err:
-            return self.refuse(calc_error(err, seq, rowtime, self.node.input.fields, row, ch))
+            return self.refuse(calc_error(err, step, rowtime, self.node.input.fields, row, ch))
 
     def _on_row(self, rowtime, row, arrival):
         rts = (rowtime,)
@@ -312,7 +312,7 @@ class WindowOp(Refusing, Operator):
             heapq.heappush(g.expiry, (when, run.serial, part))
             self.next_wake = min(self.next_wake, when)
 
-    def on_clocks(self, seq, clocks):
+    def on_clocks(self, step, clocks):
         c = clocks[0]
         if c < self.next_wake:
             return []

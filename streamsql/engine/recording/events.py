@@ -22,7 +22,7 @@ class EventLines:
         self.spelled = {s: written_names(d.sql) for s, d in self.defs.items()}
         self.lines: list[dict] = []
         self.outcomes: list[Outcome] = []
-        self.seqs: list[int | None] = []      # the workspace step of each line (None: made up)
+        self.steps: list[int | None] = []      # the workspace step of each line (None: made up)
         self._coerce = Catalog().coerce_values
 
     def name(self, stream: str) -> str:
@@ -52,7 +52,7 @@ class EventLines:
                 out[json_name(f.name, sp)] = to_json_value(v, f.type)
         return out
 
-    def add(self, seq: int | None, stream: str, kind: str, time=None, *, strict=False, producer=None,
+    def add(self, step: int | None, stream: str, kind: str, time=None, *, strict=False, producer=None,
             values=None, status="ok", clock=None, message=None) -> bool:
         """Append one event; False (nothing added) when the events format cannot hold it."""
         line: dict = {"stream": self.name(stream)}
@@ -73,13 +73,13 @@ class EventLines:
             line["producer"] = producer or DEFAULT_PRODUCER
             line[kind] = True
         self.lines.append(line)
-        self.seqs.append(seq)
+        self.steps.append(step)
         ev = Event(self.name(stream), kind, time, values, strict, producer)
         self.outcomes.append(Outcome(len(self.lines), ev, status, message, clock=clock))
         return True
 
     def add_journaled(self, e: JournalEvent) -> bool:
-        return self.add(e.seq, e.stream, e.kind, e.time, strict=e.strict, producer=e.producer, values=e.values,
+        return self.add(e.step, e.stream, e.kind, e.time, strict=e.strict, producer=e.producer, values=e.values,
                         status=e.status, clock=e.clock, message=e.message)
 
     def add_state(self, stream: str, st) -> None:
@@ -89,7 +89,7 @@ class EventLines:
         d = self.defs[stream]
         attached = [(p, pr) for p, pr in st.producers.items() if pr.attached]
         held: dict[str, list] = {}
-        for rt, _seq, p, vals in st.pending:
+        for rt, _step, p, vals in st.pending:
             held.setdefault(p, []).append(rt)
         b = st.bound
         setter = None
@@ -109,7 +109,7 @@ class EventLines:
                 self.add(None, stream, "bound", pr.clock, producer=p)
             else:
                 self.add(None, stream, "attach", producer=p)
-        for rt, _seq, p, vals in st.pending:
+        for rt, _step, p, vals in st.pending:
             self.add(None, stream, "row", rt, producer=p, values={f.name: v for f, v in zip(d.fields, vals)})
         for p, pr in attached:
             if p in held and pr.clock > max(held[p]):
@@ -124,7 +124,7 @@ def state_at(wb, streams: list[str], events: list[JournalEvent], q) -> dict:
         c.create_stream(s, wb.catalog.streams[s].fields)
     for e in events:
         if e.status in ("ok", "eclipsed"):
-            c.apply(Event(e.stream, e.kind, e.time, e.values, e.strict, e.producer), e.seq, {})
+            c.apply(Event(e.stream, e.kind, e.time, e.values, e.strict, e.producer), e.step, {})
     for s in streams:
         want = q.start_clocks.get(s)
         if want is not None and c.state[s].bound != want:

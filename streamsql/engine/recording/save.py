@@ -58,11 +58,11 @@ def save_scenario(wb, prefix: str | Path, query=None, *, scratch: Callable, from
     q = pick_query(wb, query)
     if end is None:
         if q.running:
-            end = wb.last_seq
+            end = wb.last_step
             q.wait()
         else:   # a Spark query's sink knows the last step it read; the query, the last with output
-            sink = getattr(getattr(q.handle, "sink", None), "processed_seq", None)
-            end = max(q.processed_seq, sink or 0)
+            sink = getattr(getattr(q.handle, "sink", None), "processed_step", None)
+            end = max(q.processed_step, sink or 0)
     cl = closure(wb, q)
     c = wb.catalog
     for s in cl.streams:
@@ -78,12 +78,12 @@ def save_scenario(wb, prefix: str | Path, query=None, *, scratch: Callable, from
     uids = {c.streams[s].uid: s for s in cl.streams}
     j = wb.journal
     old = [uids[u] for u in j.untracked if u in uids]
-    start = 0 if from_start else q.start_seq
+    start = 0 if from_start else q.start_step
     pump_producers = {(c.pumps[p]["target"], p) for p in cl.pumps}
     events = [e for e in j.events(set(uids), 0, end)
               if not (e.kind in ("attach", "detach") and (e.stream, e.producer) in pump_producers)]
-    before = [e for e in events if e.seq <= q.start_seq]     # the query did not see these
-    events = [e for e in events if e.seq > start]
+    before = [e for e in events if e.step <= q.start_step]     # the query did not see these
+    events = [e for e in events if e.step > start]
     if old:   # their history, hence their state when the query started, is partly unknown
         raise SaveError(f"cannot save query {q.name}: stream{'s' if len(old) > 1 else ''} {', '.join(old)} had "
                         f"events before the workspace's event journal began (step {j.since})")
@@ -91,9 +91,9 @@ def save_scenario(wb, prefix: str | Path, query=None, *, scratch: Callable, from
         raise SaveError(f"cannot save query {q.name}: it needs the events after step {start}, and the "
                         f"workspace's event journal began at step {j.since}")
     for p in cl.pumps:
-        early = [e.seq for e in before + events if e.seq <= c.pumps[p]["start_seq"]]
+        early = [e.step for e in before + events if e.step <= c.pumps[p]["start_step"]]
         if early:
-            raise SaveError(f"cannot save query {q.name}: pump {p} started at step {c.pumps[p]['start_seq']}, after "
+            raise SaveError(f"cannot save query {q.name}: pump {p} started at step {c.pumps[p]['start_step']}, after "
                             f"events had entered the streams it reads or feeds (step {early[0]})")
     if before and cl.pumps and not from_start:
         raise SaveError(f"cannot save query {q.name} as it ran: it started at step {start}, after events had "
@@ -108,14 +108,14 @@ def save_scenario(wb, prefix: str | Path, query=None, *, scratch: Callable, from
         for s in cl.streams:
             out.add_state(s, states[s])
     n_prefix = len(out.lines)
-    skipped = [e.seq for e in events if not out.add_journaled(e)]
+    skipped = [e.step for e in events if not out.add_journaled(e)]
     if skipped:
         notes.append(f"left out {len(skipped)} refused event{'s' if len(skipped) > 1 else ''} with no time "
                      f"(step {', '.join(map(str, skipped[:5]))}{', ...' if len(skipped) > 5 else ''})")
     statements = ddl(wb, cl) + [q.sql]
     head = [f"-- Query {q.name}, saved from a streamsql workbench after step {end}."]
     if from_start and before:
-        head.append(f"-- The query started at step {q.start_seq}; these are every event since its streams were created, "
+        head.append(f"-- The query started at step {q.start_step}; these are every event since its streams were created, "
                     "and the expected output is what a query started before them releases.")
     elif before:
         head.append(f"-- The query started at step {start}, after {len(before)} event"
@@ -126,11 +126,11 @@ def save_scenario(wb, prefix: str | Path, query=None, *, scratch: Callable, from
 
     if from_start and before:
         expected = replay_lines_of(scratch, sql, out.lines)
-        notes.append(f"query {q.name} started at step {q.start_seq}, after {len(before)} event"
+        notes.append(f"query {q.name} started at step {q.start_step}, after {len(before)} event"
                      f"{'s' if len(before) > 1 else ''} on its streams: saved from their creation; the expected "
                      "output is that of a query started before them")
     else:
-        step_of = {s: i + 1 for i, s in enumerate(out.seqs) if s is not None}
+        step_of = {s: i + 1 for i, s in enumerate(out.steps) if s is not None}
         bounds = {}
         if n_prefix:
             pre = replay_lines_of(scratch, sql, out.lines[:n_prefix])

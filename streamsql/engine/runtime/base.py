@@ -54,7 +54,7 @@ class Runtime(ABC):
         """Whether :meth:`process_inline` must see events before their commit."""
         return False
 
-    def process_inline(self, seq: int, feed: dict, readers_of_errors: bool) -> list:
+    def process_inline(self, step: int, feed: dict, readers_of_errors: bool) -> list:
         """Step in-process queries through one event before its commit; returns ``(query,
         stream, OperatorError)`` for rows an operator refused."""
         return []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..deprecated import renamed
+
 
 @dataclass(frozen=True)
 class OutputRow:
@@ -17,7 +19,9 @@ class OutputRow:
 @dataclass
 class ReleasedBatch:
     """Rows released by one event (in release order) and the query's output bound after it."""
-    seq: int
+    step: int
     rows: list[OutputRow] = field(default_factory=list)
     bound: int | None = None
     errors: list = field(default_factory=list)   # (input stream, operators.base.OperatorError) at this step
+
+    seq = renamed("seq", "step")

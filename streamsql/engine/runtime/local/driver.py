@@ -11,22 +11,22 @@ def replayed(wb, q, head: int) -> LocalQuery:
     """A fresh local query for ``q`` that has processed the log up to ``head`` (nothing delivered;
     its trace cut back to ``head``)."""
     lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks, q.name)
-    for seq, feed in wb.commits.feeds(q.plan.streams, q.start_seq, head):    # start_seq < seq
-        lq.process(seq, feed)
+    for step, feed in wb.commits.feeds(q.plan.streams, q.start_step, head):    # start_step < step
+        lq.process(step, feed)
     q.trace.drop_after(head)
     return lq
 
 
-def step_before_commit(wb, q, lq: LocalQuery, seq: int, feed, readers_of_errors: bool):
+def step_before_commit(wb, q, lq: LocalQuery, step: int, feed, readers_of_errors: bool):
     """Step an in-process query through one event before its commit (and record its trace);
     None when the event is not for it. Queries that read the error stream go in a second
     round, after the errors of this event are known."""
     from ...catalog import ERROR_STREAM
-    if seq <= q.start_seq or (ERROR_STREAM in lq.streams) != readers_of_errors:
+    if step <= q.start_step or (ERROR_STREAM in lq.streams) != readers_of_errors:
         return None
     if not any(s in lq.streams for s in feed):
         return None
-    b = lq.process(seq, feed)
+    b = lq.process(step, feed)
     if wb.trace:
         q.trace.append(lq.step_trace(b))
     return b
@@ -45,19 +45,19 @@ class LocalRuntime(Runtime):
         q.handle = lq
         self.running[q.name] = (q, lq)
         if resume:
-            feeds = self.wb.commits.feeds(q.plan.streams, q.start_seq, self.wb.last_seq)
+            feeds = self.wb.commits.feeds(q.plan.streams, q.start_step, self.wb.last_step)
             self._feed(q, lq, feeds)
-            q.processed_seq = self.wb.last_seq
+            q.processed_step = self.wb.last_step
 
     @property
     def in_process(self) -> bool:
         return bool(self.running)
 
-    def process_inline(self, seq: int, feed, readers_of_errors: bool) -> list:
+    def process_inline(self, step: int, feed, readers_of_errors: bool) -> list:
         """Process one event before its commit; returns rows operators refused."""
         refused = []
         for q, lq in list(self.running.values()):
-            b = step_before_commit(self.wb, q, lq, seq, feed, readers_of_errors)
+            b = step_before_commit(self.wb, q, lq, step, feed, readers_of_errors)
             if b is None:
                 continue
             self._pending.setdefault(q.name, []).append(b)
@@ -68,7 +68,7 @@ class LocalRuntime(Runtime):
         """After the commit: hand each query what it released."""
         for q, _lq in list(self.running.values()):
             q._deliver(self._pending.pop(q.name, []))
-            q.processed_seq = max(q.processed_seq, head)
+            q.processed_step = max(q.processed_step, head)
 
     def rebuild(self, head: int) -> None:
         self._pending.clear()
@@ -79,10 +79,10 @@ class LocalRuntime(Runtime):
 
     def _feed(self, q, lq: LocalQuery, feeds) -> None:
         out = []
-        for seq, feed in feeds:
-            if seq <= q.start_seq:
+        for step, feed in feeds:
+            if step <= q.start_step:
                 continue
-            b = lq.process(seq, feed)
+            b = lq.process(step, feed)
             if self.wb.trace and any(s in lq.streams for s in feed):
                 q.trace.append(lq.step_trace(b))
             out.append(b)

@@ -46,7 +46,7 @@ class _Node:
     def take_errors(self) -> list:
         return []
 
-    def step(self, seq: int, feed: dict[str, list[LogEntry]]) -> Rows:
+    def step(self, at_step: int, feed: dict[str, list[LogEntry]]) -> Rows:
         raise NotImplementedError
 
     def trace(self) -> list:
@@ -59,12 +59,12 @@ class _Scan(_Node):
         self.name = stream
         self.clock = clock
 
-    def step(self, seq, feed):
+    def step(self, at_step, feed):
         entries = feed.get(self.stream)
         if not entries:
             return []
         self.clock = max(self.clock, entries[-1].clock)
-        return [(e.rowtime, stream_arrival(seq, i), e.values, self.stream) for i, e in enumerate(entries) if e.kind == ROW]
+        return [(e.rowtime, stream_arrival(at_step, i), e.values, self.stream) for i, e in enumerate(entries) if e.kind == ROW]
 
 
 class _RowFn(_Node):
@@ -75,8 +75,8 @@ class _RowFn(_Node):
         self.defer = node.defer_errors
         self.errors: list = []
 
-    def step(self, seq, feed):
-        rows = self.child.step(seq, feed)
+    def step(self, at_step, feed):
+        rows = self.child.step(at_step, feed)
         self.clock = self.fn.map_bound(self.child.clock)
         out = []
         apply = self.fn.apply
@@ -87,7 +87,7 @@ class _RowFn(_Node):
             try:
                 r = apply(rt, row)
             except CalcError as err:
-                e = calc_error(err, seq, rt, self.fn.fields, row)
+                e = calc_error(err, at_step, rt, self.fn.fields, row)
                 e.stream = src
                 if self.defer:
                     out.append((rt, arr, Rejected.of(row, e), src))
@@ -133,15 +133,15 @@ class _Host(_Node):
         out, self.errors = self.errors, []
         return out
 
-    def step(self, seq, feed):
-        inputs = [c.step(seq, feed) for c in self.children]
+    def step(self, at_step, feed):
+        inputs = [c.step(at_step, feed) for c in self.children]
         clocks = [c.clock for c in self.children]
         self.clocks = clocks
         cands: list[Candidate] = []
         take = getattr(self.op, "take_errors", None)
         for ch, rows in enumerate(inputs):
             for rt, arr, row, src in rows:
-                new = self.op.on_row(ch, seq, rt, row, clocks, arr)
+                new = self.op.on_row(ch, at_step, rt, row, clocks, arr)
                 if self.merge:
                     for c in new:
                         c.origin = src
@@ -150,7 +150,7 @@ class _Host(_Node):
                     for e in take():
                         e.stream = src
                         self.errors.append(e)
-        cands += self.op.on_clocks(seq, clocks)
+        cands += self.op.on_clocks(at_step, clocks)
         if take is not None:
             for e in take():
                 e.stream = self.children[e.channel].origin()
@@ -165,9 +165,9 @@ class _Host(_Node):
         mine = self.origin()
         for c in out:
             if isinstance(c.row, Rejected):        # a deferred failure, released by the merge now
-                self.errors.append(replace(c.row.error, step=seq))
+                self.errors.append(replace(c.row.error, step=at_step))
                 continue
-            rows.append((c.stamp, release_arrival(seq, c.stamp, c.tie), c.row, getattr(c, "origin", mine)))
+            rows.append((c.stamp, release_arrival(at_step, c.stamp, c.tie), c.row, getattr(c, "origin", mine)))
         return rows
 
     def trace(self):
@@ -216,10 +216,10 @@ class LocalQuery:
     def output_bound(self) -> int:
         return self.root.clock
 
-    def process(self, seq: int, feed: dict[str, list[LogEntry]]) -> ReleasedBatch:
+    def process(self, step: int, feed: dict[str, list[LogEntry]]) -> ReleasedBatch:
         if not any(s in self.streams for s in feed):
-            return ReleasedBatch(seq, [], self.root.clock)
-        rows = self.root.step(seq, feed)
+            return ReleasedBatch(step, [], self.root.clock)
+        rows = self.root.step(step, feed)
         errors = []
         for n in self._nodes:                    # post-order: inputs before what they feed
             for e in n.take_errors():
@@ -227,7 +227,7 @@ class LocalQuery:
                     e.message = f"Query {self.name}: {e.message}"
                 e.stream = e.stream or n.origin()
                 errors.append((e.stream, e))
-        return ReleasedBatch(seq, [OutputRow(seq, rt, row) for rt, _arr, row, _src in rows], self.root.clock, errors)
+        return ReleasedBatch(step, [OutputRow(step, rt, row) for rt, _arr, row, _src in rows], self.root.clock, errors)
 
     def trace(self) -> list:
         """The operators' trace records after the last event (OperatorTrace, inputs first)."""
@@ -235,4 +235,4 @@ class LocalQuery:
 
     def step_trace(self, b: ReleasedBatch) -> StepTrace:
         """The trace record of the event that gave ``b``."""
-        return StepTrace(b.seq, tuple(self.root.trace()), len(b.rows), b.bound)
+        return StepTrace(b.step, tuple(self.root.trace()), len(b.rows), b.bound)

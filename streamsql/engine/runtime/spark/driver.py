@@ -15,6 +15,7 @@ from ...paths import under
 from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_remote_session, get_session, is_connect
+from .source import offset_step
 
 
 class SparkRuntime(Runtime):
@@ -174,10 +175,10 @@ class SparkRuntime(Runtime):
         except Exception:  # a query that failed or stopped has nothing more to process
             return True
         if not progress or not progress.get("sources"):
-            return self.wb.last_seq <= q.start_seq
+            return self.wb.last_step <= q.start_step
         end = progress["sources"][0].get("endOffset")
-        seq = (json.loads(end) if isinstance(end, str) else end or {}).get("seq", 0)
-        return int(seq) >= self.wb.last_seq
+        end = json.loads(end) if isinstance(end, str) else end
+        return (offset_step(end) if end else 0) >= self.wb.last_step
 
     def stop(self, q) -> None:
         self._end_startup(q)

@@ -175,11 +175,11 @@ class Failing:
         from .frames import error_blob
         if r.failed is None or not len(r.failed):
             return []
-        seq, sub, t = keys["seq"], keys["sub"], keys["T"]
+        step, sub, t = keys["step"], keys["sub"], keys["T"]
         hits = []
         for k, s in zip(r.failed.tolist(), r.fail_steps.tolist()):
             f = self.found[k]
-            hits.append(((int(s), f.order, int(t[k]) if f.when == AT_MERGE else 0, int(seq[k]), int(sub[k])), f))
+            hits.append(((int(s), f.order, int(t[k]) if f.when == AT_MERGE else 0, int(step[k]), int(sub[k])), f))
         hits.sort(key=lambda h: h[0])
         return [(key[0], error_blob(None, replace(f.error, step=key[0]), f.order)) for key, f in hits]
 

@@ -2,13 +2,13 @@
 
 Every stage input (an operator's buckets, or the sink) receives one frame with:
 ``ev`` (a :class:`~.framecode.FrameCode`: a row, a source timeline, an upstream report, an operator error), ``inp`` (which operator input), ``leaf``
-(which leaf of that input's merge), ``seq``/``sub`` (arrival step and position), ``T`` (stamp
+(which leaf of that input's merge), ``step``/``sub`` (arrival step and position), ``T`` (stamp
 the merge orders by), ``Tup``/``tie`` (the upstream operator's stamp and tie key),
 ``ort`` (the row's rowtime as the operator sees it), ``x<inp>_<j>`` (the values), ``blob``
 (timeline, report or error) and ``up`` (the reporting stage).
 
 **Operator errors** (``ev`` 4) are rows an operator refused (a T-sort's late row, a calculator
-error): ``seq`` is the step whose processing refused the row and ``blob`` is UTF-8 JSON, the
+error): ``step`` is the step whose processing refused the row and ``blob`` is UTF-8 JSON, the
 fields of :meth:`OperatorError.to_json` (``stream`` is the error stream's ``STREAM_NAME``) plus
 ``order``, the refusing node's position in the plan's post-order (a step's errors are listed in
 that order). A stage emits the errors of its own operator and passes on every error row it
@@ -115,8 +115,8 @@ def origins(timelines: list[bytes], metas: list[tuple[int, bytes]], upstream: di
         s, v = s[o], v[o]
         out[("s", k)] = Timeline(s, np.maximum.accumulate(v) if len(v) else v)
     if trace and timelines:
-        seqs = union_points(*[tl.seqs for key, tl in out.items()])
-        info.steps = seqs[seqs >= info.trace_from]
+        steps = union_points(*[tl.steps for key, tl in out.items()])
+        info.steps = steps[steps >= info.trace_from]
     by_up: dict[int, list] = {}
     for up, b in metas:
         m = unpack(b)

@@ -24,7 +24,7 @@ from .timeline import Timeline, union_points
 
 @dataclass
 class Emitted:
-    seq: int
+    step: int
     cand: Candidate
 
 
@@ -74,7 +74,7 @@ def run_bucket(op: Operator, st: BucketState, inputs: list[tuple[pd.DataFrame, T
     if trace_from is not None:
         tr = BucketTrace(trace_from, [], None, [])
     clocks_tl = [tl for _rows, tl in inputs]
-    pts = union_points(*[tl.seqs for tl in clocks_tl],
+    pts = union_points(*[tl.steps for tl in clocks_tl],
                        *[rows["rel"].to_numpy().astype(np.int64) for rows, _ in inputs if len(rows)])
     k = len(pts)
     C = np.stack([tl.at(pts) for tl in clocks_tl]) if k else np.zeros((len(inputs), 0), np.int64)
@@ -189,7 +189,7 @@ def run_rows_batched(op: Operator, st: BucketState, rows: pd.DataFrame, tl: Time
     done = int(np.searchsorted(rel, until, side="left"))
     if not done:        # no row before the cut: the loop's jumps from wake-up to wake-up are cheaper
         return [], [], 0, []
-    pts = union_points(tl.seqs[tl.seqs < until], rel[:done])
+    pts = union_points(tl.steps[tl.steps < until], rel[:done])
     clocks = tl.at(pts)
     # the first step the loop visits: a row's, or where the clock crosses the wake-up
     wake = op.wakeups()[0]
@@ -242,7 +242,7 @@ def frontier(op: Operator, n_buckets: int, fs: FrontierState, metas: list[dict],
     changes: dict[int, list] = {}
     for m in metas:
         changes.setdefault(int(m["bucket"]), []).extend(m["changes"])
-    pts = union_points(*[tl.seqs for tl in inputs],
+    pts = union_points(*[tl.steps for tl in inputs],
                        *[np.array([c[0] for c in ch], np.int64) for ch in changes.values()])
     init_clocks = np.array([[tl.initial for tl in inputs]], dtype=np.int64)
     if len(pts):

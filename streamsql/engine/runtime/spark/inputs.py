@@ -9,7 +9,7 @@ those clocks mapped. A merge of several leaves releases a row at the first step 
 leaf's clock has reached its stamp. The order, and the arrival keys built here, are the ones the
 local runtime produces, which is what makes ties come out the same.
 
-Everything works on column arrays (``keys``: ``leaf, seq, sub, T, Tup, tie``); callers keep the
+Everything works on column arrays (``keys``: ``leaf, step, sub, T, Tup, tie``); callers keep the
 row values in their own form (Arrow in the sink, pandas in operator buckets) and take rows by
 the indices returned.
 """
@@ -96,31 +96,31 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
         raw = origin.get(("s", lf.stream_index) if lf.stage is None else ("y", lf.stage))
         prev = state.raw_clocks[j]
         raw = (Timeline.constant(prev) if raw is None else
-               Timeline(raw.seqs, np.maximum(raw.vals, prev), max(raw.initial, prev)))
+               Timeline(raw.steps, np.maximum(raw.vals, prev), max(raw.initial, prev)))
         state.raw_clocks[j] = raw.last
         leaf_tl.append(raw)
-    mapped = [Timeline(tl.seqs, _map(tl.vals, lf.maps), _map1(tl.initial, lf.maps))
+    mapped = [Timeline(tl.steps, _map(tl.vals, lf.maps), _map1(tl.initial, lf.maps))
               for tl, lf in zip(leaf_tl, spec.leaves)]
 
-    n = len(keys["seq"])
+    n = len(keys["step"])
     leaf = np.asarray(keys["leaf"], dtype=np.int64)
-    seq = np.asarray(keys["seq"], dtype=np.int64)
+    step = np.asarray(keys["step"], dtype=np.int64)
     lrel = np.full(n, -1, dtype=np.int64)
     for j, lf in enumerate(spec.leaves):
         m = leaf == j
         if not m.any():
             continue
         if lf.stage is None:
-            lrel[m] = seq[m]
+            lrel[m] = step[m]
         else:
             tl = leaf_tl[j]
-            lrel[m] = first_reach(tl.seqs, np.maximum.accumulate(tl.vals) if len(tl.vals) else tl.vals,
-                                   tl.initial, np.asarray(keys["Tup"], dtype=np.int64)[m], seq[m])
+            lrel[m] = first_reach(tl.steps, np.maximum.accumulate(tl.vals) if len(tl.vals) else tl.vals,
+                                   tl.initial, np.asarray(keys["Tup"], dtype=np.int64)[m], step[m])
     if len(spec.leaves) == 1:
-        clock = Timeline(mapped[0].seqs, _map(mapped[0].vals, spec.post_maps), _map1(mapped[0].initial, spec.post_maps))
+        clock = Timeline(mapped[0].steps, _map(mapped[0].vals, spec.post_maps), _map1(mapped[0].initial, spec.post_maps))
         rel = lrel
     else:
-        pts = union_points(*[m.seqs for m in mapped])
+        pts = union_points(*[m.steps for m in mapped])
         present = np.min(np.stack([m.at(pts) for m in mapped]), axis=0) if len(pts) else np.zeros(0, np.int64)
         init = min(m.initial for m in mapped)
         clock = Timeline(pts, _map(present, spec.post_maps), _map1(init, spec.post_maps))
@@ -160,14 +160,14 @@ def resolve_input(spec: InputSpec, keys: dict, origin: dict, state: InputState,
 def _sort(spec: InputSpec, keys: dict, idx: np.ndarray, rel: np.ndarray, lrel: np.ndarray) -> np.ndarray:
     if not len(idx):
         return idx
-    seq = np.asarray(keys["seq"], dtype=np.int64)[idx]
+    step = np.asarray(keys["step"], dtype=np.int64)[idx]
     sub = np.asarray(keys["sub"], dtype=np.int64)[idx]
     if spec.all_streams:
         if len(spec.leaves) == 1:
-            return np.lexsort((sub, seq))
+            return np.lexsort((sub, step))
         leaf = np.asarray(keys["leaf"], dtype=np.int64)[idx]
         t = np.asarray(keys["T"], dtype=np.int64)[idx]
-        return np.lexsort((sub, seq, leaf, t, rel[idx]))
+        return np.lexsort((sub, step, leaf, t, rel[idx]))
     leaf = np.asarray(keys["leaf"], dtype=np.int64)[idx]
     t = np.asarray(keys["T"], dtype=np.int64)[idx]
     tup = np.asarray(keys["Tup"], dtype=np.int64)[idx]
@@ -178,7 +178,7 @@ def _sort(spec: InputSpec, keys: dict, idx: np.ndarray, rel: np.ndarray, lrel: n
     def key(k):
         i = idx[k]
         lf = int(leaf[k])
-        la = (int(lrel[i]), int(tup[k]), tie[i] or b"") if stage[lf] else (int(seq[k]), int(sub[k]), b"")
+        la = (int(lrel[i]), int(tup[k]), tie[i] or b"") if stage[lf] else (int(step[k]), int(sub[k]), b"")
         return la if single else (int(rel[i]), int(t[k]), lf) + la
     return np.array(sorted(range(len(idx)), key=key), dtype=np.int64)
 
@@ -193,7 +193,7 @@ def _arrivals(spec: InputSpec, keys: dict, order: np.ndarray, rel: np.ndarray, l
         if stage[lf]:
             a = release_arrival(int(lrel[i]), int(keys["Tup"][i]), keys["tie"][i] or b"")
         else:
-            a = stream_arrival(int(keys["seq"][i]), int(keys["sub"][i]))
+            a = stream_arrival(int(keys["step"][i]), int(keys["sub"][i]))
         if not single:
             a = release_arrival(int(rel[i]), int(keys["T"][i]), union_tie(lf, a))
         out.append(a)

@@ -22,10 +22,10 @@ from .sqlgen import SparkSql
 from .sqltext import spark_type_ddl
 
 #: the columns every frame row has, before the values
-STD_COLUMNS = ["ev", "inp", "leaf", "seq", "sub", "T", "Tup", "tie", "ort", "blob", "up"]
+STD_COLUMNS = ["ev", "inp", "leaf", "step", "sub", "T", "Tup", "tie", "ort", "blob", "up"]
 
 #: what a row that is no row (a timeline, a report, an error) has in the standard columns
-_META = {"inp": "0", "leaf": "0", "seq": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
+_META = {"inp": "0", "leaf": "0", "step": "CAST(0 AS BIGINT)", "sub": "0", "T": "CAST(0 AS BIGINT)",
          "Tup": "CAST(0 AS BIGINT)", "tie": "CAST(NULL AS BINARY)", "ort": "CAST(0 AS BIGINT)"}
 
 
@@ -70,7 +70,7 @@ class FrameSql:
 
     # ------------------------------------------------------------------ a leaf
 
-    def leaf(self, i: int, j: int, lf, cols: list[str], rt: str, seq: str, sub: str, tup: str,
+    def leaf(self, i: int, j: int, lf, cols: list[str], rt: str, step: str, sub: str, tup: str,
              tie: str) -> tuple[str, list[tuple[str, str]]]:
         """(condition, columns) of leaf ``j`` of input ``i`` over an origin whose values are the
         SQL ``cols`` and rowtime ``rt``: its chain and the post-merge chain inlined. The condition
@@ -92,7 +92,7 @@ class FrameSql:
             branch, origin = self.add_branch(i, lf)
             ev = f"CAST(CASE WHEN {failed} THEN {int(FrameCode.ERROR)} ELSE {int(FrameCode.ROW)} END AS TINYINT)"
             blob = f"CASE WHEN {failed} THEN {failure_sql(branch, origin, cols, rt)} END"
-        fixed = {"ev": ev, "inp": f"{i}", "leaf": f"{j}", "seq": seq, "sub": sub,
+        fixed = {"ev": ev, "inp": f"{i}", "leaf": f"{j}", "step": step, "sub": sub,
                  "T": f"CAST(({stamp}) AS BIGINT)", "Tup": tup, "tie": tie, "ort": f"CAST(({cur_rt}) AS BIGINT)",
                  "blob": blob, "up": "-1"}
         values = {value_col(i, m): f"CAST(({c}) AS {self.value_types[i][m]})" for m, c in enumerate(cur)}

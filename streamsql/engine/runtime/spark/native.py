@@ -39,7 +39,7 @@ _conf_lock = threading.Lock()
 
 
 def source_schema(shape: NativeShape) -> pa.Schema:
-    cols = [pa.field("st", pa.int32()), pa.field("seq", pa.int64()), pa.field("rt", pa.timestamp("us", tz="UTC"))]
+    cols = [pa.field("st", pa.int32()), pa.field("step", pa.int64()), pa.field("rt", pa.timestamp("us", tz="UTC"))]
     for k, s in enumerate(shape.streams):
         cols += [pa.field(f"s{k}_c{i}", arrow_type(f.type)) for i, f in enumerate(_fields(shape, s))]
     return pa.schema(cols)
@@ -50,7 +50,7 @@ def _fields(shape: NativeShape, stream: str):
 
 
 def _ddl(schema: pa.Schema, shape: NativeShape) -> str:
-    cols = ["st INT", "seq BIGINT", "rt TIMESTAMP"]
+    cols = ["st INT", "step BIGINT", "rt TIMESTAMP"]
     for k, s in enumerate(shape.streams):
         cols += [f"s{k}_c{i} {spark_type_ddl(f.type)}" for i, f in enumerate(_fields(shape, s))]
     return ", ".join(cols)
@@ -71,23 +71,23 @@ def register(spark) -> None:
 
         def _rows(self, s: int, e: int):
             t = read_arrow(self.folder / "events.arrow")
-            seq = t.column("seq").to_numpy()
-            keep = (seq > s) & (seq <= e)
+            step = t.column("step").to_numpy()
+            keep = (step > s) & (step <= e)
             t = t.filter(pa.array(keep))
             return t.to_batches() or []
 
         def initialOffset(self):
-            return {"seq": int((self.folder / "START").read_text())}
+            return {"step": int((self.folder / "START").read_text())}
 
         def read(self, start):
-            s = int(start["seq"])
+            s = int(start["step"])
             e = max(s, self._head())
             if e == s:
-                return iter([]), {"seq": s}
-            return iter(self._rows(s, e)), {"seq": e}
+                return iter([]), {"step": s}
+            return iter(self._rows(s, e)), {"step": e}
 
         def readBetweenOffsets(self, start, end):
-            return iter(self._rows(int(start["seq"]), int(end["seq"])))
+            return iter(self._rows(int(start["step"]), int(end["step"])))
 
         def commit(self, end):
             pass
@@ -257,7 +257,7 @@ class SparkTwin:
             k = streams.index(e.stream)
             for f in self.schema:
                 cols[f.name].append(None)
-            cols["st"][-1], cols["seq"][-1], cols["rt"][-1] = k, e.step, e.rowtime * 1000
+            cols["st"][-1], cols["step"][-1], cols["rt"][-1] = k, e.step, e.rowtime * 1000
             for i, v in enumerate(e.values):
                 cols[f"s{k}_c{i}"][-1] = v
         arrays = [pa.array(cols[f.name], type=pa.int64() if f.name == "rt" else f.type) for f in self.schema]
@@ -307,7 +307,7 @@ class SparkTwin:
         "no new data" comes only after the no-data batch, if Spark runs one."""
         for _ in range(100):
             self.sq.processAllAvailable()
-            if _end_seq(self.sq.lastProgress) >= step:
+            if _end_step(self.sq.lastProgress) >= step:
                 break
         self.sq.processAllAvailable()
 
@@ -318,14 +318,14 @@ class SparkTwin:
             pass
 
 
-def _end_seq(progress) -> int:
+def _end_step(progress) -> int:
     """The step the batch of ``progress`` (``lastProgress``) read up to; -1 before any batch."""
     import json
     if not progress or not progress.get("sources"):
         return -1
     end = progress["sources"][0].get("endOffset")
     end = json.loads(end) if isinstance(end, str) else end
-    return int(end["seq"]) if end else -1
+    return int(end["step"]) if end else -1
 
 
 def _ms(iso: str | None) -> int | None:

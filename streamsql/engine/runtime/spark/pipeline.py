@@ -90,7 +90,7 @@ class SparkQuery:
                     if lf.stream is not None and lf.stream not in streams:
                         streams.append(lf.stream)
         self.streams = streams
-        spec = {"root": str(wb.path), "start": q.start_seq, "max_events": batch_events or 0,
+        spec = {"root": str(wb.path), "start": q.start_step, "max_events": batch_events or 0,
                 "parallel": wb.reader == "parallel", "parallelism": os.cpu_count() or 2,
                 "partition_events": getattr(wb, "partition_events", None), "trace_steps": self.trace,
                 "streams": [{"uid": cat.streams[s].uid,
@@ -127,7 +127,7 @@ class SparkQuery:
                               position=self.order[id(st.node)], failures=self.failures, query_name=q.name)
             if scan and st is first:
                 # partials, their bucket chosen by the source; timelines to every bucket
-                df = src.selectExpr("ev", "bucket AS rb", "seq", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
+                df = src.selectExpr("ev", "bucket AS rb", "step", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
                 df = self._spread(df, "rb", n_b).selectExpr(*precombine.COLUMNS, "part", *precombine.RESTORED)
                 pre = True
             else:
@@ -153,7 +153,7 @@ class SparkQuery:
 
     @staticmethod
     def _stateful(df, sspec: StageSpec):
-        out_ddl = ", ".join(["ev TINYINT", "bucket INT", "seq BIGINT", "T BIGINT", "tie BINARY"] +
+        out_ddl = ", ".join(["ev TINYINT", "bucket INT", "step BIGINT", "T BIGINT", "tie BINARY"] +
                             [f"o{j} {spark_type_ddl(f.type)}" for j, f in enumerate(sspec.out_fields)] +
                             ["blob BINARY"])
         # parsed by the session (a Connect client has no JVM for PySpark's parse of a DDL string)
@@ -191,10 +191,10 @@ class SparkQuery:
             frames.append(self._switch_frame(src, stream_leaves, streams, cat, fs))
         elif stream_leaves:
             cases = [f"CASE WHEN ev = {FrameCode.TIMELINE:d} THEN "
-                     f"{fs.meta_struct(FrameCode.TIMELINE, seq='seq', blob='tl', up='-1')} END"]
+                     f"{fs.meta_struct(FrameCode.TIMELINE, step='step', blob='tl', up='-1')} END"]
             for i, j, lf in stream_leaves:
                 k = streams.index(lf.stream)
-                cond, ps = fs.leaf(i, j, lf, self._stream_cols(k, lf, cat), "rowtime", "seq", "CAST(sub AS INT)",
+                cond, ps = fs.leaf(i, j, lf, self._stream_cols(k, lf, cat), "rowtime", "step", "CAST(sub AS INT)",
                                    "rowtime", "CAST(NULL AS BINARY)")
                 cases.append(f"CASE WHEN ev = {FrameCode.ROW:d} AND src = {k} AND {cond} THEN {_struct(ps)} END")
             frames.append(_exploded(src, cases))
@@ -203,11 +203,11 @@ class SparkQuery:
                      f"{fs.meta_struct(FrameCode.REPORT, blob='blob', up=str(y))} END",
                      # operator errors pass on (frames.py)
                      f"CASE WHEN ev = {FrameCode.ERROR:d} THEN "
-                     f"{fs.meta_struct(FrameCode.ERROR, seq='seq', blob='blob', up=str(y))} END"]
+                     f"{fs.meta_struct(FrameCode.ERROR, step='step', blob='blob', up=str(y))} END"]
             for i, inp in enumerate(st.inputs):
                 for j, lf in enumerate(inp.leaves):
                     if lf.stage == y:
-                        cond, ps = fs.leaf(i, j, lf, [f"o{c}" for c in range(len(self.nodes[y].fields))], "T", "seq",
+                        cond, ps = fs.leaf(i, j, lf, [f"o{c}" for c in range(len(self.nodes[y].fields))], "T", "step",
                                            "0", "T", "tie")
                         cases.append(f"CASE WHEN ev = {FrameCode.ROW:d} AND {cond} THEN {_struct(ps)} END")
             frames.append(_exploded(outs[y], cases))
@@ -236,12 +236,12 @@ class SparkQuery:
         conds = [f"ev = {FrameCode.TIMELINE:d}"]
         for i, j, lf in stream_leaves:
             k = streams.index(lf.stream)
-            cond, fields = fs.leaf(i, j, lf, cls._stream_cols(k, lf, cat), "rowtime", "seq", "CAST(sub AS INT)",
+            cond, fields = fs.leaf(i, j, lf, cls._stream_cols(k, lf, cat), "rowtime", "step", "CAST(sub AS INT)",
                                    "rowtime", "CAST(NULL AS BINARY)")
             conds.append(f"(ev = {FrameCode.ROW:d} AND src = {k} AND {cond})")
             for name, expr in fields:
                 by_col.setdefault(name, []).append(f"WHEN src = {k} THEN {expr}")
-        tl = fs.meta_columns(FrameCode.TIMELINE, seq="seq", blob="tl", up="-1")
+        tl = fs.meta_columns(FrameCode.TIMELINE, step="step", blob="tl", up="-1")
         cols = []
         types = dict(fs.values)
         for name in STD_COLUMNS + [c for c, _t in fs.values]:

@@ -126,7 +126,7 @@ def big_sql(node: Aggregate, arg_sql) -> str | None:
 
 # the stage-input columns the combiner needs, and the others restored after it (a pre-combined
 # stage reads one stream through one leaf, and has no upstream stage)
-COLUMNS = ["ev", "bucket", "seq", "sub", "T", "ort", "blob"]
+COLUMNS = ["ev", "bucket", "step", "sub", "T", "ort", "blob"]
 RESTORED = ["0 AS inp", "0 AS leaf", "T AS Tup", "CAST(NULL AS BINARY) AS tie", "-1 AS up"]
 
 
@@ -149,7 +149,7 @@ class PrecombinedAggregate:
     def __getattr__(self, name):
         return getattr(self.op, name)
 
-    def on_row(self, ch, seq, rowtime, row, clocks, arrival):
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
         if isinstance(row, Partial):
             if row.row is None:
                 cur = self.op.groups.get((row.end, row.keys))
@@ -158,14 +158,14 @@ class PrecombinedAggregate:
                 self.op.add_partial(row.end, row.keys, row.states)
                 return []
             row = row.row
-        return self.op.on_row(ch, seq, rowtime, row, clocks, arrival)
+        return self.op.on_row(ch, step, rowtime, row, clocks, arrival)
 
 
 def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = NO_TRACE) -> tuple[pa.Table, list[tuple]]:
-    """One partial per (bucket, period end, keys) of ``rows`` (columns ``bucket``, ``seq``,
+    """One partial per (bucket, period end, keys) of ``rows`` (columns ``bucket``, ``step``,
     ``sub``, ``T``, ``ort``, ``pk<m>`` key values, ``pa<c>`` aggregate arguments, and with float
     sums ``rv<j>`` the operator's input row, at least where an argument is big): a table of
-    ``bucket``, ``seq``/``sub``/``T``/``ort`` (of the group's first row) and ``part``; and the
+    ``bucket``, ``step``/``sub``/``T``/``ort`` (of the group's first row) and ``part``; and the
     groups' keys. Rows at or after step ``solo_from`` (the trace window) each make a partial of
     their own, as do rows with a big float argument (the row itself), after which their group
     starts a new partial."""
@@ -175,13 +175,13 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     # the input rows (``rv<j>``) are only read for big values: kept aside, not copied by the sort
     rv = [name for name in rows.column_names if name.startswith("rv")]
     raw, rows = rows.select(rv), rows.drop_columns(rv)
-    order = pc.sort_indices(rows, sort_keys=[("seq", "ascending"), ("sub", "ascending")])
+    order = pc.sort_indices(rows, sort_keys=[("step", "ascending"), ("sub", "ascending")])
     rows = rows.take(order)
     n = rows.num_rows
     end = op.period_end_array(rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64))
     rows = rows.append_column("_end", pa.array(end, pa.int64()))
-    seq = rows.column("seq").to_numpy(zero_copy_only=False).astype(np.int64)
-    solo = seq >= solo_from
+    step = rows.column("step").to_numpy(zero_copy_only=False).astype(np.int64)
+    solo = step >= solo_from
     big = np.zeros(n, dtype=bool)
     fvals = {}
     for c in fcalls:
@@ -196,7 +196,7 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
         keys.append("_seg")       # the rows of a group after a big row make a new partial
         rows = rows.append_column("_seg", pa.array(np.cumsum(big), pa.int64()))
     rows = rows.append_column("_solo", pa.array(np.where(solo | big, np.arange(n), -1), pa.int64()))
-    aggs = [("seq", "first"), ("sub", "first"), ("T", "min"), ("ort", "min")]
+    aggs = [("step", "first"), ("sub", "first"), ("T", "min"), ("ort", "min")]
     for c, (valid, v) in fvals.items():
         ok = valid & ~big
         v = np.where(ok, v, 0.0)
@@ -224,13 +224,13 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
     ordered: dict = {}
     for c, a in enumerate(node.aggs):   # first/last non-null value, in arrival order
         if a.fn in ("FIRST_VALUE", "LAST_VALUE"):
-            part = rows.select(keys + ["seq", "sub", f"pa{c}"])
+            part = rows.select(keys + ["step", "sub", f"pa{c}"])
             nn = part.filter(pc.is_valid(part.column(f"pa{c}")))
             how = "first" if a.fn == "FIRST_VALUE" else "last"
-            h = nn.group_by(keys, use_threads=False).aggregate([("seq", how), ("sub", how), (f"pa{c}", how)])
+            h = nn.group_by(keys, use_threads=False).aggregate([("step", how), ("sub", how), (f"pa{c}", how)])
             hk = [h.column(k).to_pylist() for k in keys]
             ordered[c] = {tuple(k): (s, b, v) for k, s, b, v in
-                          zip(zip(*hk), h.column(f"seq_{how}").to_pylist(), h.column(f"sub_{how}").to_pylist(),
+                          zip(zip(*hk), h.column(f"step_{how}").to_pylist(), h.column(f"sub_{how}").to_pylist(),
                               h.column(f"pa{c}_{how}").to_pylist())}
     # the input rows of big values, stepped as rows
     raws = {}
@@ -276,7 +276,7 @@ def partials(node: Aggregate, op: AggregateOp, rows: pa.Table, solo_from: int = 
                 states.append([None, None] if hit is None else [encode_ints(hit[0], hit[1]), hit[2]])
         parts.append(pack((gk[1], ks, states, reach, None)))
         gks.append(ks)
-    out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "seq": g.column("seq_first"),
+    out = pa.table({"bucket": g.column("bucket").cast(pa.int32()), "step": g.column("step_first"),
                     "sub": g.column("sub_first"), "T": g.column("T_min"), "ort": g.column("ort_min"),
                     "part": pa.array(parts, pa.binary())})
     return out, gks
@@ -413,22 +413,22 @@ class ScanCombiner:
         # the keys that pick a bucket (the others are functions of ROWTIME)
         self.hashed = [m for m, k in enumerate(self.node.keys) if monotonicity(k) == NOT_MONOTONIC]
 
-    def combine(self, seq: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table,
+    def combine(self, step: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table,
                 solo_from: int = NO_TRACE) -> pa.Table:
         """``values``: the stream's columns ``c<i>`` of these rows; ``solo_from``: the trace window."""
         if self.chain is not None:
             keep, cols = self.chain([values.column(f"c{i}") for i in range(self.width)], rowtime)
             if keep is not None:
-                seq, sub, rowtime = seq[keep], sub[keep], rowtime[keep]
+                step, sub, rowtime = step[keep], sub[keep], rowtime[keep]
             values = pa.table({f"c{i}": c for i, c in enumerate(cols)})
-        cols = {"bucket": pa.array(np.zeros(len(seq), np.int32)), "seq": pa.array(seq, pa.int64()),
+        cols = {"bucket": pa.array(np.zeros(len(step), np.int32)), "step": pa.array(step, pa.int64()),
                 "sub": pa.array(sub, pa.int32()), "T": pa.array(rowtime, pa.int64()),
                 "ort": pa.array(rowtime, pa.int64())}
         for m, k in enumerate(self.node.keys):
             cols[f"pk{m}"] = (values.column(f"c{k.index}") if isinstance(k, Col)
                               else pa.array(rowtime_map_array(k, rowtime), pa.int64()))
         for c, a in enumerate(self.node.aggs):
-            cols[f"pa{c}"] = values.column(f"c{a.arg.index}") if a.arg is not None else pa.nulls(len(seq), pa.int32())
+            cols[f"pa{c}"] = values.column(f"c{a.arg.index}") if a.arg is not None else pa.nulls(len(step), pa.int32())
         if self.floats:     # the input row (the aggregate's), for big values stepped as rows
             for j in range(len(self.node.input.fields)):
                 cols[f"rv{j}"] = values.column(f"c{j}")

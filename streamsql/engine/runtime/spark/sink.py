@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import time as sqltime
-from ...log import atomic_write
+from ...log import atomic_write, step_named
 from ...plan import Field
 from ...types import arrow_type
 from .failures import take_failures
@@ -82,7 +82,7 @@ class Sink:
         self.out_schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                     [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(fields)])
         self.batch_id = -1
-        self.processed_seq = 0
+        self.processed_step = 0
         self.input_state = InputState()
         self.frontiers = {y: FrontierState() for y in upstream}
         self.held: pa.Table | None = None
@@ -100,7 +100,8 @@ class Sink:
         try:
             s = json.loads(p.read_text())
             self.batch_id = int(s["batch_id"])
-            self.processed_seq = int(s["processed_seq"])
+            # a version-1 workspace's sink (the step was called seq) wrote processed_seq
+            self.processed_step = int(s["processed_step"] if "processed_step" in s else s["processed_seq"])
             self.last_bound = s.get("last_bound")
             if not _STATE_FILE.fullmatch(s["state"]) or not _HELD_FILE.fullmatch(s.get("held") or "held-0.arrow"):
                 raise ValueError(f"names files that are not this query's ({s['state']!r}, {s.get('held')!r})")
@@ -109,7 +110,7 @@ class Sink:
         state = self.folder / s["state"]
         self.input_state, self.frontiers = load_state(state.read_bytes(), state)
         if s.get("held"):
-            self.held = read_arrow(self.folder / s["held"])
+            self.held = step_named(read_arrow(self.folder / s["held"]))   # version 1: a column seq
         for f in (list(self.folder.glob("out-*.arrow")) + list(self.folder.glob("bounds-*.arrow"))
                   + list(self.folder.glob("errors-*.json")) + list(self.folder.glob("trace-*.json"))):
             if int(f.stem.split("-")[1]) > self.batch_id:
@@ -168,7 +169,7 @@ class Sink:
             held = f"held-{batch_id:012d}.arrow"
             write_arrow(self.folder / held, self.held, self.durable)
         atomic_write(self.folder / "state.json",
-                     json.dumps({"batch_id": batch_id, "processed_seq": self.processed_seq, "state": name,
+                     json.dumps({"batch_id": batch_id, "processed_step": self.processed_step, "state": name,
                                  "held": held, "last_bound": self.last_bound}).encode(), self.durable)
         for f in list(self.folder.glob("state-*.json")) + list(self.folder.glob("held-*.arrow")):
             if f.name not in (name, held):
@@ -187,7 +188,7 @@ class Sink:
         if len(other):
             sel = t.take(pa.array(other))
             for e, b, u, q in zip(sel.column("ev").to_pylist(), sel.column("blob").to_pylist(),
-                                  sel.column("up").to_pylist(), sel.column("seq").to_pylist()):
+                                  sel.column("up").to_pylist(), sel.column("step").to_pylist()):
                 if e == FrameCode.TIMELINE:
                     tls.append(b)
                 elif e == FrameCode.REPORT:
@@ -208,7 +209,7 @@ class Sink:
         if self.held is not None and self.held.num_rows:
             rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
         rows, fails = self._failing(rows)
-        keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "seq", "sub", "T", "Tup")}
+        keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "step", "sub", "T", "Tup")}
         keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams or tracing else None
         if "drop" in rows.column_names:
             keys["drop"] = rows.column("drop").fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -231,15 +232,15 @@ class Sink:
             cols.append(taken.column(value_col(0, j)).cast(self.out_schema.field(2 + j).type))
         out = pa.Table.from_arrays(cols, schema=self.out_schema)
         self.held = rows.take(pa.array(r.held, type=pa.int64())) if len(r.held) else None
-        seqs, vals = r.clock.seqs, r.clock.vals
+        bound_steps, vals = r.clock.steps, r.clock.vals
         if len(vals):   # only the steps where the output bound changed
             prev = np.concatenate([[self.last_bound if self.last_bound is not None else sqltime.NO_TIME - 1], vals[:-1]])
             ch = vals != prev
-            seqs, vals = seqs[ch], vals[ch]
+            bound_steps, vals = bound_steps[ch], vals[ch]
             if len(vals):
                 self.last_bound = int(vals[-1])
-        bounds = (seqs.tolist(), vals.tolist())
-        self.processed_seq = max(self.processed_seq, end)
+        bounds = (bound_steps.tolist(), vals.tolist())
+        self.processed_step = max(self.processed_step, end)
         self.batch_id = batch_id
         seg_args = None
         if tracing:
@@ -299,7 +300,7 @@ def _segment_args_to_json(args: tuple) -> bytes:
     steps, reports, released, bound = args
     return json.dumps({"steps": np.asarray(steps).tolist(), "reports": [r.decode() for r in reports],
                        "released": [[int(k), int(v)] for k, v in released.items()],
-                       "bound": [int(bound.initial), bound.seqs.tolist(), bound.vals.tolist()]}).encode()
+                       "bound": [int(bound.initial), bound.steps.tolist(), bound.vals.tolist()]}).encode()
 
 
 def _segment_args_from_json(b: bytes) -> tuple:

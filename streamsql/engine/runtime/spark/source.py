@@ -1,8 +1,10 @@
 """Spark's view of the event log: a Python streaming data source named ``streamsql_log``.
 
-Offsets are ``{"seq": n}``: the log up to event ``n``. Because every event has one global
-sequence number, one offset is a consistent cut across all the streams a query reads, and a
-restart from a checkpoint re-reads exactly the same events.
+Offsets are ``{"step": n}``: the log up to event ``n``. Because every event has one global
+step, one offset is a consistent cut across all the streams a query reads, and a restart from a
+checkpoint re-reads exactly the same events. The checkpoint of a query of a version-1 workspace
+holds ``{"seq": n}`` (:func:`offset_step` reads both); with nothing new to read, a reader answers
+the offset it was given as it was given, so that Spark sees no new data in either spelling.
 
 Each micro-batch yields the rows that left the query's streams (one column group per stream)
 and one *timeline* record: for every event of the range, each stream's bound after it. Bounds
@@ -21,7 +23,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from ...log import EventLog, entry_schema, read_head
+from ...log import LEGACY_STEP, EventLog, entry_schema, read_head
 from ...plan import Field
 from ...types import SqlType, arrow_type
 from .framecode import FrameCode
@@ -29,7 +31,13 @@ from .sqltext import spark_type_ddl
 from .timeline import NO_TRACE, pack_timeline, trace_start, unpack_timeline  # noqa: F401
 
 NAME = "streamsql_log"
-_SEQ = pa.schema([pa.field("seq", pa.int64())])
+_STEP = pa.schema([pa.field("step", pa.int64())])
+
+
+def offset_step(offset: dict) -> int:
+    """The step of a source offset: ``{"step": n}``, or ``{"seq": n}`` as the checkpoint of a
+    version-1 workspace holds it."""
+    return int(offset["step"] if "step" in offset else offset[LEGACY_STEP])
 
 
 def stream_prefix(k: int) -> str:
@@ -37,7 +45,7 @@ def stream_prefix(k: int) -> str:
 
 
 def source_schema(streams: list[list[Field]], combined: bool = False) -> pa.Schema:
-    cols = [pa.field("ev", pa.int8()), pa.field("seq", pa.int64()), pa.field("sub", pa.int32()),
+    cols = [pa.field("ev", pa.int8()), pa.field("step", pa.int64()), pa.field("sub", pa.int32()),
             pa.field("src", pa.int32()), pa.field("rowtime", pa.int64()), pa.field("tl", pa.binary())]
     for k, fields in enumerate(streams):
         cols += [pa.field(f"{stream_prefix(k)}c{i}", arrow_type(f.type)) for i, f in enumerate(fields)]
@@ -47,7 +55,7 @@ def source_schema(streams: list[list[Field]], combined: bool = False) -> pa.Sche
 
 
 def spark_schema_ddl(streams: list[list[Field]], combined: bool = False) -> str:
-    cols = ["ev TINYINT", "seq BIGINT", "sub INT", "src INT", "rowtime BIGINT", "tl BINARY"]
+    cols = ["ev TINYINT", "step BIGINT", "sub INT", "src INT", "rowtime BIGINT", "tl BINARY"]
     for k, fields in enumerate(streams):
         cols += [f"{stream_prefix(k)}c{i} {spark_type_ddl(f.type)}" for i, f in enumerate(fields)]
     if combined:
@@ -79,8 +87,8 @@ class LogReader:
         """The trace window of the batch ``(start, end]`` (see the module doc)."""
         if not self.trace_steps:
             return NO_TRACE
-        seqs = [self.log.read(uid, _SEQ, start, end).column("seq").to_numpy() for uid, _f in self.streams]
-        return trace_start(seqs, self.trace_steps)
+        steps = [self.log.read(uid, _STEP, start, end).column("step").to_numpy() for uid, _f in self.streams]
+        return trace_start(steps, self.trace_steps)
 
     def read(self, start: int, end: int, trace_from: int | None = None) -> list[pa.RecordBatch]:
         """The batch ``(start, end]`` (a part of it, with the whole batch's ``trace_from``)."""
@@ -88,36 +96,36 @@ class LogReader:
         timeline = []
         tables = [self.log.read(uid, entry_schema(fields), start, end) for uid, fields in self.streams]
         if trace_from is None:
-            trace_from = (trace_start([t.column("seq").to_numpy() for t in tables], self.trace_steps)
+            trace_from = (trace_start([t.column("step").to_numpy() for t in tables], self.trace_steps)
                           if self.trace_steps else NO_TRACE)
         for k, (uid, fields) in enumerate(self.streams):
             t = tables[k]
-            seq = t.column("seq").to_numpy() if t.num_rows else np.zeros(0, np.int64)
+            step = t.column("step").to_numpy() if t.num_rows else np.zeros(0, np.int64)
             clock = t.column("clock").to_numpy() if t.num_rows else np.zeros(0, np.int64)
-            if len(seq):
-                last = np.r_[seq[1:] != seq[:-1], True]
-                timeline.append((seq[last], clock[last]))
+            if len(step):
+                last = np.r_[step[1:] != step[:-1], True]
+                timeline.append((step[last], clock[last]))
             else:
-                timeline.append((seq, clock))
+                timeline.append((step, clock))
             if not t.num_rows:
                 continue
             kind = t.column("kind").to_numpy()
-            sub = (np.arange(len(seq)) - np.searchsorted(seq, seq, side="left")).astype(np.int32)
+            sub = (np.arange(len(step)) - np.searchsorted(step, step, side="left")).astype(np.int32)
             rows = kind == 0
             if not rows.any():
                 continue
             idx = np.nonzero(rows)[0]
             if self.combiner is not None:
-                g = self.combiner.combine(seq[idx], sub[idx], t.column("rowtime").to_numpy()[idx], t.take(pa.array(idx)),
+                g = self.combiner.combine(step[idx], sub[idx], t.column("rowtime").to_numpy()[idx], t.take(pa.array(idx)),
                                           trace_from)
                 n = g.num_rows
                 batches.append(self._batch({"ev": pa.array(np.full(n, FrameCode.ROW, np.int8)),
-                                            "seq": g.column("seq"), "sub": g.column("sub"),
+                                            "step": g.column("step"), "sub": g.column("sub"),
                                             "src": pa.array(np.full(n, k, np.int32)), "rowtime": g.column("T"),
                                             "bucket": g.column("bucket"), "part": g.column("part")}, n))
                 continue
             n = len(idx)
-            cols = {"ev": pa.array(np.full(n, FrameCode.ROW, np.int8)), "seq": pa.array(seq[idx]),
+            cols = {"ev": pa.array(np.full(n, FrameCode.ROW, np.int8)), "step": pa.array(step[idx]),
                     "sub": pa.array(sub[idx]), "src": pa.array(np.full(n, k, np.int32)),
                     "rowtime": pa.array(t.column("rowtime").to_numpy()[idx]),
                     "tl": pa.nulls(n, pa.binary())}
@@ -126,7 +134,7 @@ class LogReader:
                 cols[f"{stream_prefix(k)}c{i}"] = taken.column(f"c{i}")
             batches.append(self._batch(cols, n))
         tl = pack_timeline(start, end, timeline, trace_from)
-        batches.append(self._batch({"ev": pa.array([FrameCode.TIMELINE], pa.int8()), "seq": pa.array([end], pa.int64()),
+        batches.append(self._batch({"ev": pa.array([FrameCode.TIMELINE], pa.int8()), "step": pa.array([end], pa.int64()),
                                     "sub": pa.array([0], pa.int32()), "src": pa.array([-1], pa.int32()),
                                     "rowtime": pa.array([0], pa.int64()), "tl": pa.array([tl], pa.binary())}, 1))
         return batches
@@ -166,17 +174,17 @@ def register(spark) -> None:
             self.parallelism = max(1, int(spec.get("parallelism") or 2))
 
         def initialOffset(self):
-            return {"seq": int(self.spec["start"])}
+            return {"step": int(self.spec["start"])}
 
         def latestOffset(self, start=None, limit=None):
-            s = int(start["seq"]) if start else int(self.spec["start"])
+            s = offset_step(start) if start else int(self.spec["start"])
             end = max(s, read_head(self.spec["root"]))
             if self.max_events:
                 end = min(end, s + self.max_events)
-            return {"seq": end}
+            return start if start and end == s else {"step": end}
 
         def partitions(self, start, end):
-            s, e = int(start["seq"]), int(end["seq"])
+            s, e = offset_step(start), offset_step(end)
             if e <= s:
                 return []
             size = int(self.spec.get("partition_events") or PARTITION_EVENTS)
@@ -198,19 +206,19 @@ def register(spark) -> None:
             self.max_events = int(spec.get("max_events") or 0)
 
         def initialOffset(self):
-            return {"seq": int(self.spec["start"])}
+            return {"step": int(self.spec["start"])}
 
         def read(self, start):
-            s = int(start["seq"])
+            s = offset_step(start)
             end = max(s, self.reader.head())
             if self.max_events:
                 end = min(end, s + self.max_events)
             if end == s:
-                return iter([]), {"seq": s}
-            return iter(self.reader.read(s, end)), {"seq": end}
+                return iter([]), start
+            return iter(self.reader.read(s, end)), {"step": end}
 
         def readBetweenOffsets(self, start, end):
-            return iter(self.reader.read(int(start["seq"]), int(end["seq"])))
+            return iter(self.reader.read(offset_step(start), offset_step(end)))
 
         def commit(self, end):
             pass

@@ -68,7 +68,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
             rows = pd.concat([st.held[i], rows], ignore_index=True)
         rows = rows.reset_index(drop=True)
         rows, fails = _failing(spec, rows)
-        keys = {k: rows[k].to_numpy() for k in ("leaf", "seq", "sub", "T", "Tup")}
+        keys = {k: rows[k].to_numpy() for k in ("leaf", "step", "sub", "T", "Tup")}
         keys["tie"] = rows["tie"].tolist()
         if "drop" in rows.columns:
             keys["drop"] = rows["drop"].fillna(0).to_numpy().astype(np.int64)
@@ -109,11 +109,11 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         errs.append((e.step, error_blob(None, e, spec.position)))
     sel = (ev == FrameCode.ERROR) & ~leaf_fail
     if sel.any():
-        errs += [(int(q), bytes(b)) for q, b in zip(pdf["seq"][sel], pdf["blob"][sel])]
+        errs += [(int(q), bytes(b)) for q, b in zip(pdf["step"][sel], pdf["blob"][sel])]
     n, m = len(emitted), len(errs)
     out = {"ev": [FrameCode.ROW] * n + [FrameCode.ERROR] * m + [FrameCode.REPORT],
            "bucket": [bucket] * (n + m + 1),
-           "seq": [e.seq for e in emitted] + [q for q, _b in errs] + [0],
+           "step": [e.step for e in emitted] + [q for q, _b in errs] + [0],
            "T": [e.cand.stamp for e in emitted] + [0] * (m + 1),
            "tie": [e.cand.tie for e in emitted] + [None] * (m + 1)}
     for j, f in enumerate(spec.out_fields):
@@ -122,7 +122,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     report = {"bucket": bucket, "changes": run.changes,
               # the operator's input clocks, for the consumer to evaluate its frontier (raw int64 bytes:
               # a replay's timeline has an entry per event)
-              "inputs": [(np.ascontiguousarray(tl.seqs, np.int64).tobytes(), np.ascontiguousarray(tl.vals, np.int64).tobytes(),
+              "inputs": [(np.ascontiguousarray(tl.steps, np.int64).tobytes(), np.ascontiguousarray(tl.vals, np.int64).tobytes(),
                           int(tl.initial)) for tl in tls] if bucket == 0 else None}
     if tracing:
         # this bucket's part of the trace; bucket 0 passes on the stages' before it, and the window

@@ -8,6 +8,10 @@ everything else is a one-key object whose key says what it is (``{"t": [...]}`` 
 with an ``object_hook``: objects are built with ``cls.__new__`` and their saved state, and only
 classes defined in this package can be named; anything else, or a file that is not what this
 module wrote, is a :class:`StateFileError` naming the file.
+
+Format 2 calls the step ``step`` everywhere; format 1 (a version-1 workspace) called it ``seq``:
+its objects' attributes (``seq``, ``seqs``, ...) and frames' columns (``seq``) are read under
+this version's names (:data:`_V1_NAMES`).
 """
 from __future__ import annotations
 
@@ -26,7 +30,12 @@ import pandas as pd
 from ...errors import WorkspaceError
 from ...operators.gcpause import gc_paused
 
-FORMAT = "streamsql-state/1"
+FORMAT = "streamsql-state/2"
+#: the format of a version-1 workspace's state, read by renaming what it called ``seq``
+FORMAT_V1 = "streamsql-state/1"
+#: attribute names of format 1 and this version's (a frame's column ``seq`` is ``step`` too)
+_V1_NAMES = {"seq": "step", "seqs": "steps", "next_seq": "next_step", "start_seq": "start_step",
+             "processed_seq": "processed_step", "last_seq": "last_step", "_bound_seqs": "_bound_steps"}
 _PACKAGE = "streamsql."
 #: numpy kinds whose arrays are kept as raw bytes (bool, ints, floats, complex, times)
 _RAW_KINDS = "biufcmM"
@@ -155,10 +164,20 @@ def _class(name: str) -> type:
     return obj
 
 
-def _new(name: str, state):
+def _v1_renamed(d):
+    """A format-1 object state (dict) in this version's attribute names."""
+    if not isinstance(d, dict) or not any(k in _V1_NAMES for k in d):
+        return d
+    return {_V1_NAMES.get(k, k): v for k, v in d.items()}
+
+
+def _new(name: str, state, v1: bool = False):
     cls = _class(name)
     if issubclass(cls, tuple):
         return cls(*state) if isinstance(state, (list, tuple)) else cls(**state)
+    if v1:
+        state = (_v1_renamed(state[0]), _v1_renamed(state[1])) if isinstance(state, tuple) and len(state) == 2 \
+            else _v1_renamed(state)
     obj = cls.__new__(cls)
     if hasattr(cls, "__setstate__"):
         obj.__setstate__(state)
@@ -241,14 +260,21 @@ _DECODERS = {
 }
 
 
-def _hook(table: dict):
-    """The ``object_hook`` of one decoding; ``table`` holds what may be referred to again."""
+def _v1_frame(spec):
+    df = _make_frame(spec)
+    return df.rename(columns={"seq": "step"}) if "seq" in df.columns else df
+
+
+def _hook(table: dict, v1: bool = False):
+    """The ``object_hook`` of one decoding; ``table`` holds what may be referred to again;
+    ``v1``: a format-1 state (see the module doc)."""
     def keep(n, value):
         table[n] = value
         return value
 
+    decoders = dict(_DECODERS, F=_v1_frame) if v1 else _DECODERS
     shared = {
-        "o": lambda v: keep(v[2], _new(v[0], v[1])) if len(v) == 3 else _new(*v),
+        "o": lambda v: keep(v[2], _new(v[0], v[1], v1)) if len(v) == 3 else _new(v[0], v[1], v1),
         "d": lambda v: keep(v[1], {k: x for k, x in v[0]}),
         "s": lambda v: keep(v[1], set(v[0])),
         "q": lambda v: keep(v[2], collections.deque(v[0], v[1])),
@@ -258,7 +284,7 @@ def _hook(table: dict):
     def hook(d: dict):
         if len(d) == 1:
             (tag, v), = d.items()
-            f = _DECODERS.get(tag) or shared.get(tag)
+            f = decoders.get(tag) or shared.get(tag)
             if f is not None:
                 return f(v)
         if set(d) == {"format", "value"}:
@@ -268,14 +294,17 @@ def _hook(table: dict):
 
 
 def loads(data: bytes, where: str | Path = "state"):
-    """The value :func:`dumps` wrote; a :class:`StateFileError` naming ``where`` otherwise."""
+    """The value :func:`dumps` wrote (or a version-1 workspace's, format 1); a
+    :class:`StateFileError` naming ``where`` otherwise."""
+    head = data[:64]
+    v1 = f'"{FORMAT_V1}"'.encode() in (head.encode() if isinstance(head, str) else bytes(head))
     try:
         with gc_paused():     # many small containers, none cyclic
-            doc = json.loads(data, object_hook=_hook({}))
+            doc = json.loads(data, object_hook=_hook({}, v1))
     except StateFileError as e:
         raise StateFileError(f"{where}: {e}") from None
     except (ValueError, TypeError, AttributeError, ImportError, KeyError, IndexError) as e:
         raise StateFileError(f"{where}: not a streamsql state file ({type(e).__name__}: {e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    if not isinstance(doc, dict) or doc.get("format") != (FORMAT_V1 if v1 else FORMAT):
         raise StateFileError(f"{where}: not a streamsql state file (format {FORMAT!r} expected)")
     return doc["value"]

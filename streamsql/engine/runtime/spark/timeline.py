@@ -1,4 +1,4 @@
-"""Clocks over a micro-batch as step functions of the sequence number, and the vectorised
+"""Clocks over a micro-batch as piecewise-constant functions of the step, and the vectorised
 release rule that turns them into steps.
 
 A :class:`Timeline` holds a clock's value after each event where it was reported; between
@@ -20,12 +20,12 @@ from ...expr import rowtime_map_array
 
 @dataclass
 class Timeline:
-    seqs: np.ndarray          # sorted, unique int64
-    vals: np.ndarray          # value after each of ``seqs``
-    initial: int = sqltime.NO_TIME  # value before the first of ``seqs``
+    steps: np.ndarray          # sorted, unique int64
+    vals: np.ndarray          # value after each of ``steps``
+    initial: int = sqltime.NO_TIME  # value before the first of ``steps``
 
     def at(self, points: np.ndarray) -> np.ndarray:
-        idx = np.searchsorted(self.seqs, points, side="right") - 1
+        idx = np.searchsorted(self.steps, points, side="right") - 1
         out = np.where(idx >= 0, self.vals[np.maximum(idx, 0)] if len(self.vals) else self.initial, self.initial)
         return out.astype(np.int64)
 
@@ -39,7 +39,7 @@ class Timeline:
         for e in exprs:
             vals = rowtime_map_array(e, vals)
             init = rowtime_map_array(e, init)
-        return Timeline(self.seqs, vals, int(init[0]))
+        return Timeline(self.steps, vals, int(init[0]))
 
     @staticmethod
     def constant(v: int) -> "Timeline":
@@ -67,12 +67,12 @@ def union_points(*arrays: np.ndarray) -> np.ndarray:
 NO_TRACE = 2 ** 62
 
 
-def trace_start(seqs: list[np.ndarray], n: int) -> int:
-    """The first of the last ``n`` distinct steps in ``seqs`` (the steps that fed the query in a
+def trace_start(steps: list[np.ndarray], n: int) -> int:
+    """The first of the last ``n`` distinct steps in ``steps`` (the steps that fed the query in a
     batch, per stream); ``NO_TRACE`` when ``n`` is 0 or there is none."""
     if n <= 0:
         return NO_TRACE
-    parts = [np.asarray(a, np.int64) for a in seqs if len(a)]
+    parts = [np.asarray(a, np.int64) for a in steps if len(a)]
     if not parts:
         return NO_TRACE
     u = np.unique(np.concatenate(parts))
@@ -81,7 +81,7 @@ def trace_start(seqs: list[np.ndarray], n: int) -> int:
 
 def pack_timeline(start: int, end: int, per_stream: list[tuple[np.ndarray, np.ndarray]],
                   trace_from: int = NO_TRACE) -> bytes:
-    """``per_stream[k] = (seqs, clocks)``: stream k's bound after each of its events in
+    """``per_stream[k] = (steps, clocks)``: stream k's bound after each of its events in
     ``(start, end]``; ``trace_from``: the batch's trace window."""
     head = struct.pack("<qqqi", start, end, trace_from, len(per_stream)) + b"".join(
         struct.pack("<i", len(s)) for s, _ in per_stream)

@@ -73,8 +73,8 @@ def _dumps(d) -> bytes:
 def tl_slice(tl: Timeline, start: int) -> list:
     """A timeline from step ``start`` on: ``[value before start, steps, values]``."""
     before = int(tl.at(np.array([start - 1], np.int64))[0])
-    keep = tl.seqs >= start
-    return [before, tl.seqs[keep].tolist(), tl.vals[keep].tolist()]
+    keep = tl.steps >= start
+    return [before, tl.steps[keep].tolist(), tl.vals[keep].tolist()]
 
 
 def tl_of(x: list) -> Timeline:
@@ -90,7 +90,7 @@ def input_trace(spec, keys: dict, r, start: int, raw_of, merged_of, bucket0: boo
     values]``). ``raw_of(indices, stage)`` and ``merged_of(indices)`` give those rows' values as
     that operator and the merge hold them; ``r`` is the input's ``Resolved``."""
     leaf = np.asarray(keys["leaf"], dtype=np.int64)
-    seq = np.asarray(keys["seq"], dtype=np.int64)
+    step = np.asarray(keys["step"], dtype=np.int64)
     tup = np.asarray(keys["Tup"], dtype=np.int64)
     lrel, mrel = r.lrel, r.mrel
     ties = keys.get("tie")
@@ -102,7 +102,7 @@ def input_trace(spec, keys: dict, r, start: int, raw_of, merged_of, bucket0: boo
         if not len(idx):
             continue
         for k, v in zip(idx.tolist(), raw_of(idx, lf.stage)):
-            r2.append([lf.stage, int(seq[k]), int(lrel[k]), int(tup[k]), (ties[k] or b"").hex(), enc(v)])
+            r2.append([lf.stage, int(step[k]), int(lrel[k]), int(tup[k]), (ties[k] or b"").hex(), enc(v)])
     out = {"r2": r2}
     if len(spec.leaves) > 1:
         drop = keys.get("drop")
@@ -116,7 +116,7 @@ def input_trace(spec, keys: dict, r, start: int, raw_of, merged_of, bucket0: boo
         for k, v in zip(idx.tolist(), merged_of(idx)):
             j = int(leaf[k])
             a = (release_arrival(int(lrel[k]), int(tup[k]), ties[k] or b"") if spec.leaves[j].stage is not None
-                 else stream_arrival(int(seq[k]), int(sub[k])))
+                 else stream_arrival(int(step[k]), int(sub[k])))
             mh.append([int(lrel[k]), int(mrel[k]), int(t[k]), union_tie(j, a).hex(), enc(v)])
         out["mh"] = mh
         if bucket0:
