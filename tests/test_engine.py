@@ -62,6 +62,12 @@ def test_engine_start_status_stop_and_stale_or_foreign_servers(tmp_path):
         (d / "engine.json").write_text(json.dumps(foreign))
         r = cli("engine", "status", env=env)
         assert r.returncode == 1 and "runs streamsql 0.0.1-other" in r.stderr and "streamsql engine stop" in r.stderr
+        # the same version, other code (the engine started before an update or an edit)
+        other = dict(info, versions={**info["versions"], "build": "0" * 16})
+        (d / "engine.json").write_text(json.dumps(other))
+        r = cli("engine", "status", env=env)
+        assert r.returncode == 1 and "runs other streamsql code than this process" in r.stderr, r.stderr
+        assert "streamsql engine stop" in r.stderr
         (d / "engine.json").write_text(json.dumps(info))
         r = cli("engine", "stop", env=env)
         assert r.returncode == 0 and r.stdout.strip() == f"stopped the shared engine (pid {info['pid']})"

@@ -11,6 +11,8 @@ reported with what to do, never waited for without end.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import signal
@@ -44,7 +46,21 @@ def versions() -> dict:
         mine = version("streamsql")
     except PackageNotFoundError:
         mine = "dev"
-    return {"streamsql": mine, "pyspark": pyspark.__version__, "python": sys.executable}
+    return {"streamsql": mine, "build": build(), "pyspark": pyspark.__version__, "python": sys.executable}
+
+
+@functools.lru_cache(maxsize=1)
+def build() -> str:
+    """A fingerprint of the streamsql code this process imported (each module's path, size and
+    modification time): an engine started before an update, or before an edit of a checkout,
+    runs other code than its clients although the version number is the same."""
+    import streamsql
+    root = Path(streamsql.__file__).resolve().parent
+    h = hashlib.sha256(str(root).encode())
+    for p in sorted(root.rglob("*.py")):
+        st = p.stat()
+        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
 
 
 def engine_dir() -> Path:
@@ -128,6 +144,11 @@ def check(info: EngineInfo) -> None:
         raise EngineError(f"stale shared engine: process {info.pid} of {info_file(info.dir)} is gone "
                           f"(`streamsql engine start` starts a new one)")
     mine = versions()
+    if info.versions.get("streamsql") == mine["streamsql"] and info.versions.get("build") != mine["build"]:
+        raise EngineError(f"the shared engine (pid {info.pid}, {info.dir}) runs other streamsql code than this "
+                          f"process (the code changed since the engine started: an update or an edit): stop it "
+                          f"with `streamsql engine stop` (the next workbench or `streamsql engine start` starts "
+                          f"a new one)")
     for k in ("streamsql", "pyspark"):
         if info.versions.get(k) != mine[k]:
             raise EngineError(f"the shared engine (pid {info.pid}, {info.dir}) runs {k} {info.versions.get(k)}, this "
