@@ -139,21 +139,30 @@ def apply_load(wb, checked: CheckedLoad, chunk: int, progress) -> tuple:
     c.next_step = step0 + n
     errors_out = _in_step_order(errors_out, err_bound0, c.state[ERROR_STREAM])
     feeds = []
+    pumped: dict[str, list] = {}
     if wb.commits.in_process:
         feeds = _merge_feeds(feeds_src, errors_out)
         # in-process queries see each event before the commit (rows a T-sort refuses reach the
         # error stream at their step); then every error row gets its place in step order
         extra: dict = {}
         for step, feed in feeds:
+            loaded = {s: len(es) for s, es in feed.items()}
             wb.commits.before_commit(step, feed)
+            # what pumps inserted at this step (into their targets' feeds): written below, like
+            # the rows and bounds an insert's pumps make
+            for s, es in feed.items():
+                if s != ERROR_STREAM and len(es) > loaded.get(s, 0):
+                    pumped.setdefault(s, []).extend(es[loaded.get(s, 0):])
             if len(feed.get(ERROR_STREAM, ())) > sum(1 for e in errors_out if e.step == step):
                 extra[step] = [e for e in feed[ERROR_STREAM] if e not in errors_out]
         if extra:
             errors_out = _in_step_order(errors_out + [e for es in extra.values() for e in es], err_bound0,
                                         c.state[ERROR_STREAM])
-    # the rows went to the log chunk by chunk above; the error rows and the catalog now (the
-    # workbench writes HEAD and tells the runtime once the commit stands)
-    wb.commits.write({ERROR_STREAM: errors_out})
+    # the rows went to the log chunk by chunk above; what pumps inserted, the error rows and the
+    # catalog now (the workbench writes HEAD and tells the runtime once the commit stands). A
+    # pump's entries are at steps of its sources' events, never at a loaded event of its target:
+    # their segment never takes the name of a chunk's
+    wb.commits.write({**pumped, ERROR_STREAM: errors_out})
     return LoadResult(accepted, sorted(late_steps), step0, step0 + n - 1), feeds
 
 
