@@ -19,7 +19,7 @@ from streamsql.engine.steps import format_table, step_table
 from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, TimelineView, WorkbenchView, held_rows,
                                query_step_table, timeline_chart, timeline_records, workbench)
 from streamsql.widgets import vega
-from streamsql.widgets.hooks import REDRAWER, LiveView, Redrawer
+from streamsql.widgets.hooks import REDRAWER
 from streamsql.widgets.timeline import label_fits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -786,61 +786,3 @@ def test_the_live_table_of_a_long_query_formats_only_its_last_rows(wb_local):
     for last in (0, 1, 3, 5, 6, 20, 60):
         got, total = output_entries(q, last=last)
         assert total == 40 and got == (whole[-last:] if last else []), last
-
-
-# --------------------------------------------------------------------------- redrawing thread
-
-class _Runtime:
-    """The one thing the redrawing thread asks a query's runtime: has it caught up?"""
-    def __init__(self):
-        self.done = False
-
-    def caught_up(self, _q) -> bool:
-        return self.done
-
-
-class _Query:
-    def __init__(self):
-        self.running = True
-        self.wb = type("W", (), {"runtime": _Runtime()})()
-
-
-class _Counted(LiveView):
-    def __init__(self, q, chart: bool):
-        self.q, self.after_batches, self.drawn = q, chart, []
-
-    def live_queries(self) -> list:
-        return [self.q]
-
-    def refresh(self) -> None:
-        self.drawn.append(time.monotonic())
-
-
-def test_a_chart_waits_for_its_queries_batch_in_flight_and_the_rows_do_not():
-    """While a micro-batch of its query is in flight a chart waits (the browser's rendering would
-    share the cores with Spark's batch), the rows view redraws at once; the chart redraws once
-    the query caught up, or after ``max_wait`` whatever happens (a long load still shows)."""
-    r = Redrawer()
-    q = _Query()
-    rows, chart = _Counted(q, chart=False), _Counted(q, chart=True)
-    t0 = time.monotonic()
-    r.mark(chart)
-    r.mark(rows)
-    time.sleep(0.3)
-    assert len(rows.drawn) == 1 and chart.drawn == []
-    q.wb.runtime.done = True                      # the batch is done
-    assert r.idle(5)
-    assert len(chart.drawn) == 1 and chart.drawn[0] - t0 >= 0.3
-    # a batch that takes longer than max_wait: the chart redraws anyway
-    q.wb.runtime.done = False
-    r.max_wait = 0.5
-    t1 = time.monotonic()
-    r.mark(chart)
-    assert r.idle(5)
-    assert len(chart.drawn) == 2 and 0.45 <= chart.drawn[1] - t1 < 2.0
-    # a query that stopped has nothing in flight
-    q.running = False
-    t2 = time.monotonic()
-    r.mark(chart)
-    assert r.idle(5)
-    assert len(chart.drawn) == 3 and chart.drawn[2] - t2 < 0.4

@@ -7,11 +7,6 @@ trace records), when a query stops or fails (``on_state``) and after every injec
 redraws each marked view once, shortly after, in the order they were marked, and only when the
 view's :meth:`LiveView.live_key` says its state changed. A burst of events or a bulk replay
 therefore redraws each view a few times, not once per event, and nothing blocks the kernel.
-
-A chart (:attr:`LiveView.after_batches`) waits while a micro-batch of its queries is in flight, at
-most :attr:`Redrawer.max_wait`: redrawing it makes the browser lay out and render the chart, on the
-same cores as Spark's batch, which then releases the row the student waits for later; after the
-batch the chart shows the input and its release in one redraw.
 """
 from __future__ import annotations
 
@@ -46,23 +41,16 @@ class Redrawer:
     """One daemon thread that redraws marked views. ``delay`` gathers a burst: the first mark
     wakes the thread, which waits that long for more before redrawing."""
 
-    #: how long a chart waits for its queries' batch in flight (a long load still shows progress)
-    max_wait = 1.0
-    #: how often a waiting chart looks whether its queries caught up
-    poll = 0.03
-
     def __init__(self, delay: float = 0.02):
         self.delay = delay
         self._cv = threading.Condition()
         self._marked: dict[int, weakref.ref] = {}
-        self._since: dict[int, float] = {}      # when each marked view was first marked
         self._thread: threading.Thread | None = None
         self._busy = False
 
     def mark(self, view) -> None:
         with self._cv:
             self._marked.setdefault(id(view), weakref.ref(view))
-            self._since.setdefault(id(view), time.monotonic())
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="streamsql-redraw", daemon=True)
                 self._thread.start()
@@ -81,25 +69,18 @@ class Redrawer:
 
     def _next(self):
         """The marked view to redraw first: the lowest ``priority`` (a query's rows before its
-        chart), then the earliest marked, leaving a chart whose queries' batch is in flight (for
-        at most ``max_wait``); None when none is ready."""
+        chart), then the earliest marked; None when none is marked."""
         best = None
-        now = time.monotonic()
         for key, ref in list(self._marked.items()):
             v = ref()
             if v is None:
                 del self._marked[key]
-                self._since.pop(key, None)
                 continue
             if best is None or v.priority < best[1].priority:
-                if v.after_batches and now - self._since.get(key, now) < self.max_wait \
-                        and not _caught_up_quietly(v.live_queries()):
-                    continue
                 best = (key, v)
         if best is None:
             return None
         del self._marked[best[0]]
-        self._since.pop(best[0], None)
         return best[1]
 
     def _run(self) -> None:
@@ -114,7 +95,6 @@ class Redrawer:
                     self._busy = v is not None
                     if v is None:
                         self._cv.notify_all()
-                        waiting = bool(self._marked)
                         break
                 try:
                     v.redraw_if_changed()
@@ -124,8 +104,6 @@ class Redrawer:
                     with self._cv:
                         self._busy = False
                         self._cv.notify_all()
-            if waiting:         # charts wait for a batch in flight: look again shortly
-                time.sleep(self.poll)
 
 
 #: the process's redrawing thread
@@ -146,12 +124,6 @@ class LiveView:
     redraws = 0
     #: redrawn before views of a higher number (the rows a student waits for before the charts)
     priority = 5
-    #: a chart: wait while a micro-batch of :meth:`live_queries` is in flight (:class:`Redrawer`)
-    after_batches = False
-
-    def live_queries(self) -> list:
-        """The queries whose batches a chart waits for (:attr:`after_batches`)."""
-        return []
 
     def live_key(self):
         """What the live view depends on; None: always redraw."""
@@ -206,10 +178,3 @@ def settle(wb, timeout: float = 120.0) -> list[str]:
 def caught_up(queries) -> bool:
     """Whether each of ``queries`` has processed every event so far, without waiting."""
     return all(not q.running or q.wb.runtime.caught_up(q) for q in queries)
-
-
-def _caught_up_quietly(queries) -> bool:
-    try:
-        return caught_up(queries)
-    except Exception:     # a query whose runtime went away: nothing to wait for
-        return True

@@ -554,7 +554,6 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
     so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""
 
     priority = 6
-    after_batches = True        # the browser's chart rendering stays out of Spark's batch
 
     def __init__(self, q, width: int = 640, scrubber=None):
         """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
@@ -593,9 +592,6 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
         return query_key(self.q)
 
     def static_queries(self) -> list:
-        return [self.q]
-
-    def live_queries(self) -> list:
         return [self.q]
 
     def live_key(self):
