@@ -54,8 +54,7 @@ def build() -> str:
     """A fingerprint of the streamsql code this process imported (each module's path, size and
     modification time): an engine started before an update, or before an edit of a checkout,
     runs other code than its clients although the version number is the same."""
-    import streamsql
-    root = Path(streamsql.__file__).resolve().parent
+    root = Path(__file__).resolve().parents[3]          # the streamsql package (not imported here)
     h = hashlib.sha256(str(root).encode())
     for p in sorted(root.rglob("*.py")):
         st = p.stat()
