@@ -61,6 +61,12 @@ LEGACY_STEP = "seq"
 _SEG_RE = re.compile(r"^(\d{20})-(\d{20})(?:\.(\d+))?\.arrow$")
 
 
+def step_value(d: dict, name: str = "step"):
+    """``d[name]``, or the value a version-1 workspace wrote under its old name (``step`` was
+    ``seq``: ``processed_step`` was ``processed_seq``)."""
+    return d[name] if name in d else d[name.replace("step", LEGACY_STEP)]
+
+
 def step_named(t: pa.Table) -> pa.Table:
     """``t`` with its column ``seq`` (a version-1 workspace's name of the step) called ``step``."""
     if LEGACY_STEP not in t.schema.names:
@@ -135,7 +141,7 @@ def read_head(root: Path) -> int:
     p = Path(root) / "log" / "HEAD"
     try:
         head = json.loads(p.read_bytes())
-        step = head["step"] if "step" in head else head[LEGACY_STEP]
+        step = step_value(head)
     except FileNotFoundError:
         return 0
     except (ValueError, TypeError, KeyError) as e:

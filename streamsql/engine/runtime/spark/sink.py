@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import time as sqltime
-from ...log import atomic_write, step_named
+from ...log import atomic_write, step_named, step_value
 from ...plan import Field
 from ...types import arrow_type
 from .failures import take_failures
@@ -101,7 +101,7 @@ class Sink:
             s = json.loads(p.read_text())
             self.batch_id = int(s["batch_id"])
             # a version-1 workspace's sink (the step was called seq) wrote processed_seq
-            self.processed_step = int(s["processed_step"] if "processed_step" in s else s["processed_seq"])
+            self.processed_step = int(step_value(s, "processed_step"))
             self.last_bound = s.get("last_bound")
             if not _STATE_FILE.fullmatch(s["state"]) or not _HELD_FILE.fullmatch(s.get("held") or "held-0.arrow"):
                 raise ValueError(f"names files that are not this query's ({s['state']!r}, {s.get('held')!r})")

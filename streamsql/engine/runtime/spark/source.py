@@ -23,7 +23,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from ...log import LEGACY_STEP, EventLog, entry_schema, read_head
+from ...log import EventLog, entry_schema, read_head, step_value
 from ...plan import Field
 from ...types import SqlType, arrow_type
 from .framecode import FrameCode
@@ -37,7 +37,7 @@ _STEP = pa.schema([pa.field("step", pa.int64())])
 def offset_step(offset: dict) -> int:
     """The step of a source offset: ``{"step": n}``, or ``{"seq": n}`` as the checkpoint of a
     version-1 workspace holds it."""
-    return int(offset["step"] if "step" in offset else offset[LEGACY_STEP])
+    return int(step_value(offset))
 
 
 def stream_prefix(k: int) -> str:
