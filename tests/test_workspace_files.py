@@ -12,6 +12,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -275,3 +276,33 @@ def test_replay_with_a_corrupt_workspace_is_one_line_and_status_1(tmp_path):
                         "--workspace", str(ws)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "catalog.json is not a streamsql catalog" in r.stderr
+
+
+_ABANDON = """
+import sys, streamsql
+wb = streamsql.Workbench(engine=sys.argv[1])
+wb.execute("CREATE STREAM T (a INTEGER)")
+q = wb.query("SELECT STREAM ROWTIME, a FROM T")
+wb.insert("T", {"a": 1}, rowtime="2020-01-01 10:00:00")
+assert q.wait(120).rows, "the query ran"
+kept = streamsql.Workbench(sys.argv[2])      # a named workspace: the user's, never removed
+kept.execute("CREATE STREAM K (a INTEGER)")
+print(wb.path, flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind", ["local", "spark"])
+def test_a_temporary_workspace_nobody_closed_is_removed_at_exit(tmp_path, kind, request):
+    """A script or a kernel that ends without ``close()`` leaves no workspace behind in /tmp
+    (the Spark session's own exit hook runs first: the removal must not disturb it); a named one
+    stays. Spark: on the test session's shared engine, as a notebook's kernel runs."""
+    from engine_support import env_for
+    env = env_for(request.getfixturevalue("engine")) if kind == "spark" else dict(os.environ)
+    r = subprocess.run([sys.executable, "-c", _ABANDON, kind, str(tmp_path / "kept")], capture_output=True,
+                       text=True, timeout=300, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    path = Path(r.stdout.strip().splitlines()[-1])
+    assert path.name.startswith("streamsql-") and path.parent == Path(tempfile.gettempdir())
+    assert not path.exists(), f"{path} was left behind"
+    assert (tmp_path / "kept" / "catalog.json").is_file()
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]

@@ -15,12 +15,14 @@ bulk loads' column-wise checks (:mod:`~streamsql.engine.bulk`) and the per-event
 """
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import shutil
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -45,9 +47,20 @@ from .workspace import CATALOG_VERSION, read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")
 
+#: the open workbenches on a temporary workspace: removed at exit when nobody closed them (a
+#: notebook's kernel, a script that ends), so that /tmp does not fill with abandoned workspaces
+_temporary: "weakref.WeakSet[Workbench]" = weakref.WeakSet()
+
+
+@atexit.register
+def _remove_temporary_workspaces() -> None:
+    for wb in list(_temporary):
+        wb._release()
+
 
 class Workbench:
-    """Open a workspace (a directory; a temporary one when None) and run streaming SQL in it.
+    """Open a workspace (a directory; when None, a temporary one, removed by :meth:`close` or at
+    the process's exit) and run streaming SQL in it.
 
     ``engine`` is ``"spark"`` (the product: PySpark on ``master``; when None, the environment's
     ``STREAMSQL_MASTER``, else ``local[*]``) or ``"local"`` (in-process, for tests and as the
@@ -81,6 +94,7 @@ class Workbench:
                 raise WorkspaceError("a read-only workbench needs the path of an existing workspace")
             self._tmp = tempfile.mkdtemp(prefix="streamsql-")
             workspace = self._tmp
+            _temporary.add(self)
         self.path = Path(workspace).resolve()
         if self.read_only:
             if not (self.path / "catalog.json").is_file():
@@ -212,6 +226,7 @@ class Workbench:
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+            _temporary.discard(self)
 
     def __enter__(self):
         return self
