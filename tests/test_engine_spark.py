@@ -140,3 +140,44 @@ def test_error_positions_count_from_the_start_of_the_script(wb_spark):
     assert (e.value.line, e.value.col) == (4, 3)
     assert e.value.caret().splitlines()[-1].index("^") == 4
     assert "A" in wb_spark.catalog.streams        # the statement before the error stayed done
+
+
+@pytest.mark.parametrize("batch_events", [None, 1])
+def test_events_of_other_streams_run_no_micro_batch(tmp_path, spark, batch_events):
+    """A click into one stream runs only the queries that read it: events of other streams do not
+    move a query's source (no micro-batch, so a lesson's other views cost nothing), yet the query
+    is up to date (``caught_up``, ``wait``), and its next batch, which spans those steps, releases
+    exactly what the in-process runtime releases, at the same steps."""
+    from streamsql.engine.workbench import Workbench
+
+    def run(engine):
+        wb = Workbench(tmp_path / engine, engine=engine, batch_events=batch_events)
+        wb.execute("CREATE STREAM S (k INTEGER, v INTEGER); CREATE STREAM T (k INTEGER, v INTEGER)")
+        q = wb.query("SELECT STREAM FLOOR(S.ROWTIME TO MINUTE) AS m, k, SUM(v) AS t FROM S "
+                     "GROUP BY FLOOR(S.ROWTIME TO MINUTE), k")
+        wb.insert("S", {"k": 1, "v": 5}, rowtime=ts("10:00"))
+        q.wait(120)
+        batches = []
+        if engine == "spark":
+            handle = wb.runtime.running[q.name][2]
+            batches.append(handle.lastProgress["batchId"])
+        for i in range(5):
+            wb.insert("T", {"k": 1, "v": i}, rowtime=ts(f"10:0{i}"))
+        wb.punctuate("T", ts("10:09"))
+        q.wait(120)
+        if engine == "spark":
+            assert wb.runtime.caught_up(q), "events of T leave a query on S to do nothing"
+            assert handle.lastProgress["batchId"] == batches[0], "events of T ran a micro-batch of a query on S"
+        wb.insert("S", {"k": 1, "v": 6}, rowtime=ts("10:01"))     # releases 10:00 at step 8
+        q.wait(120)
+        if engine == "spark":
+            assert wb.runtime.caught_up(q)
+            assert handle.lastProgress["batchId"] > batches[0]
+        out = [(r.step, r.rowtime, r.values) for r in q.rows]
+        trace = [e.step for e in q.trace]
+        wb.close()
+        return out, trace
+
+    spark_out, spark_trace = run("spark")
+    assert spark_out == [(8, ts("10:01"), (ts("10:00"), 1, 5))]     # ROWTIME: the end of its minute
+    assert (spark_out, spark_trace) == run("local")

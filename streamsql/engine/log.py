@@ -190,6 +190,9 @@ class EventLog:
         self.dir = self.root / "log"
         self.durable = durable
         self._segments: dict[str, list[_Segment]] = {}
+        #: per stream, a step through which ``_segments`` lists every segment (a listing made
+        #: after HEAD reached it sees every segment committed through it): no listing per poll
+        self._listed: dict[str, int] = {}
         self._bad: set[Path] = set()     # damaged segments a read-only opener skips
 
     # ------------------------------------------------------------------ writing
@@ -242,6 +245,7 @@ class EventLog:
                 elif m and int(m.group(2)) > step:  # cannot happen with one append per file
                     raise RuntimeError(f"log segment {p} straddles the committed step {step}")
         self._segments.clear()
+        self._listed.clear()
         return n
 
     def _check_writable(self) -> None:
@@ -297,6 +301,7 @@ class EventLog:
         for w in warnings:
             log.warning("%s", w)
         self._segments.clear()
+        self._listed.clear()
         if repair:
             self.write_head(committed)
         return warnings
@@ -327,13 +332,14 @@ class EventLog:
                 p.unlink()
             d.rmdir()
         self._segments.pop(uid, None)
+        self._listed.pop(uid, None)
 
     # ------------------------------------------------------------------ reading
 
     def head(self) -> int:
         return read_head(self.root)
 
-    def _list(self, uid: str) -> list[_Segment]:
+    def _list(self, uid: str, upto: int | None = None) -> list[_Segment]:
         d = under(self.dir, uid)
         segs = []
         if d.exists():
@@ -343,13 +349,30 @@ class EventLog:
                     segs.append(_Segment(int(m.group(1)), int(m.group(2)), p, int(m.group(3) or 0)))
         segs.sort(key=lambda s: (s.first, s.late))
         self._segments[uid] = segs
+        if upto is not None:
+            self._listed[uid] = max(self._listed.get(uid, upto), upto)
         return segs
+
+    def _segments_through(self, uid: str, end: int) -> list[_Segment]:
+        """The stream's segments, listed again only when the cached ones may miss a step up to
+        ``end`` (a committed step, at most HEAD)."""
+        segs = self._segments.get(uid)
+        if segs is None or ((not segs or segs[-1].last < end) and self._listed.get(uid, -1) < end):
+            segs = self._list(uid, end)
+        return segs
+
+    def has_entries(self, uid: str, start: int, end: int) -> bool:
+        """Whether stream ``uid`` has an entry with ``start < step <= end`` (``end``: a committed
+        step): a query's source runs a micro-batch only for events of its own streams."""
+        return any(s.last > start and s.first <= end for s in self._segments_through(uid, end))
+
+    def last_step(self, uid: str, end: int) -> int:
+        """The last step up to ``end`` (a committed step) with an entry of stream ``uid`` (0: none)."""
+        return max((min(s.last, end) for s in self._segments_through(uid, end) if s.first <= end), default=0)
 
     def read(self, uid: str, schema: pa.Schema, start: int, end: int) -> pa.Table:
         """Entries of stream ``uid`` with ``start < step <= end``, in step order."""
-        segs = self._segments.get(uid)
-        if segs is None or not segs or segs[-1].last < end:
-            segs = self._list(uid)
+        segs = self._segments_through(uid, end)
         parts = []
         overlap = False
         prev_last = None

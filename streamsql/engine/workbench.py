@@ -480,6 +480,14 @@ class Workbench:
 
     last_seq = renamed("last_seq", "last_step")
 
+    def last_step_of(self, streams: Iterable[str]) -> int:
+        """The last committed step with an event of one of ``streams`` (0: none): a query that
+        processed it is up to date, whatever came after into other streams."""
+        with self.lock:
+            end = self.last_step
+            return max((self.log.last_step(self.catalog.streams[s].uid, end) for s in streams
+                        if s in self.catalog.streams), default=0)
+
 
 def _scratch_workbench() -> Workbench:
     """A temporary in-process workbench without the trace (a saved scenario's expected lines are

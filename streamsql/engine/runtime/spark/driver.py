@@ -174,11 +174,14 @@ class SparkRuntime(Runtime):
             progress = entry[2].lastProgress
         except Exception:  # a query that failed or stopped has nothing more to process
             return True
+        # events of other streams run no micro-batch (source.py): up to date once the last event
+        # of the query's own streams is read
+        last = self.wb.last_step_of(entry[1].streams)
         if not progress or not progress.get("sources"):
-            return self.wb.last_step <= q.start_step
+            return last <= q.start_step
         end = progress["sources"][0].get("endOffset")
         end = json.loads(end) if isinstance(end, str) else end
-        return (offset_step(end) if end else 0) >= self.wb.last_step
+        return (offset_step(end) if end else 0) >= last
 
     def stop(self, q) -> None:
         self._end_startup(q)

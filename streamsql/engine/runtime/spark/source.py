@@ -5,6 +5,9 @@ step, one offset is a consistent cut across all the streams a query reads, and a
 checkpoint re-reads exactly the same events. The checkpoint of a query of a version-1 workspace
 holds ``{"seq": n}`` (:func:`offset_step` reads both); with nothing new to read, a reader answers
 the offset it was given as it was given, so that Spark sees no new data in either spelling.
+Events of streams the query does not read are not new data: the offset moves past them with the
+next event of its own streams, so a query runs a micro-batch only when one of its streams has an
+event (an insert into one stream runs only the queries that read it).
 
 Each micro-batch yields the rows that left the query's streams (one column group per stream)
 and one *timeline* record: for every event of the range, each stream's bound after it. Bounds
@@ -82,6 +85,17 @@ class LogReader:
 
     def head(self) -> int:
         return read_head(self.root)
+
+    def has_events(self, start: int, end: int) -> bool:
+        """Whether one of the query's streams has an event in ``(start, end]``: events of other
+        streams run no micro-batch (a click into one stream runs only the queries that read it)."""
+        return any(self.log.has_entries(uid, start, end) for uid, _f in self.streams)
+
+    def end_of_batch(self, start: int, head: int, max_events: int) -> int:
+        """The end of the next micro-batch from ``start`` (``start``: none yet)."""
+        if head <= start or not self.has_events(start, head):
+            return start
+        return min(head, start + max_events) if max_events else head
 
     def trace_from(self, start: int, end: int) -> int:
         """The trace window of the batch ``(start, end]`` (see the module doc)."""
@@ -172,15 +186,19 @@ def register(spark) -> None:
             self.spec = spec
             self.max_events = int(spec.get("max_events") or 0)
             self.parallelism = max(1, int(spec.get("parallelism") or 2))
+            self.reader = None        # made on first use: the driver-side runner's, not pickled
+
+        def __getstate__(self):       # the reader goes to the executors without its log cache
+            return {**self.__dict__, "reader": None}
 
         def initialOffset(self):
             return {"step": int(self.spec["start"])}
 
         def latestOffset(self, start=None, limit=None):
             s = offset_step(start) if start else int(self.spec["start"])
-            end = max(s, read_head(self.spec["root"]))
-            if self.max_events:
-                end = min(end, s + self.max_events)
+            if self.reader is None:
+                self.reader = LogReader(self.spec)
+            end = self.reader.end_of_batch(s, read_head(self.spec["root"]), self.max_events)
             return start if start and end == s else {"step": end}
 
         def partitions(self, start, end):
@@ -210,9 +228,7 @@ def register(spark) -> None:
 
         def read(self, start):
             s = offset_step(start)
-            end = max(s, self.reader.head())
-            if self.max_events:
-                end = min(end, s + self.max_events)
+            end = self.reader.end_of_batch(s, self.reader.head(), self.max_events)
             if end == s:
                 return iter([]), start
             return iter(self.reader.read(s, end)), {"step": end}
