@@ -68,3 +68,24 @@ def test_without_a_server_the_launcher_runs_the_real_interpreter(tmp_path):
         assert r.returncode == 5 and "env v1" in r.stdout and "stdin hello" in r.stdout
     finally:
         fs.launcher.unlink()
+
+
+def test_a_start_removes_what_killed_processes_left(tmp_path, monkeypatch):
+    """A kernel killed before its exit hook leaves its launcher and socket behind; the next start
+    removes those of processes that are gone and keeps those of live ones (and other files)."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    d = forkserver.state_dir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left = [d / f"{gone.pid}-1795817111043-python", d / f"{gone.pid}-1795817111043.sock"]
+    alive = [d / f"{os.getpid()}-1795817111044-python", d / f"{os.getpid()}-1795817111044.sock", d / "notes.txt"]
+    for p in left + alive:
+        p.write_text("x")
+    fs = forkserver.start()
+    try:
+        assert not any(p.exists() for p in left)
+        assert all(p.exists() for p in alive)
+        assert fs.launcher.exists()
+    finally:
+        fs.stop()
+    assert not fs.launcher.exists()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import stat
@@ -129,10 +130,32 @@ class ForkServer:
                 pass
 
 
+_LEFT = re.compile(r"^(\d+)-\d+(?:-python|\.sock)$")
+
+
+def prune(d: Path) -> None:
+    """Remove the launchers and sockets of processes that are gone (killed before their exit hook
+    ran): they would pile up, one pair per kernel."""
+    for p in d.iterdir():
+        m = _LEFT.match(p.name)
+        if m is None:
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            try:
+                p.unlink()
+            except OSError:
+                pass
+        except (PermissionError, OverflowError):
+            pass
+
+
 def start(tag: str | None = None) -> ForkServer:
     """Start a fork server for this interpreter. Returns at once: until it listens (its imports
     take a few seconds), the launcher runs the real interpreter."""
     d = state_dir()
+    prune(d)
     tag = tag or f"{os.getpid()}-{int(time.time() * 1000)}"
     sock = d / f"{tag}.sock"
     launcher = d / f"{tag}-python"
