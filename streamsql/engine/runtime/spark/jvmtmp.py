@@ -1,0 +1,55 @@
+"""The temporary directory of each Spark driver JVM streamsql starts (its ``java.io.tmpdir``):
+Spark's local directories, block manager files, artifacts and extracted native libraries go
+there. It is named for the Python process that owns the JVM. A JVM killed with its owner
+(SIGKILL skips Spark's exit hooks) would leave them in the system's temporary directory for
+ever, one set per kernel; here the next start removes the directories of owners that are gone."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+
+def root() -> Path:
+    """The user's directory of JVM temporary directories (only the user can enter it)."""
+    d = Path(tempfile.gettempdir()) / f"streamsql-jvm-{os.getuid()}"
+    d.mkdir(mode=0o700, exist_ok=True)
+    st = d.stat()
+    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        raise PermissionError(f"{d} is not this user's private directory")
+    return d
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def prune(d: Path) -> list[Path]:
+    """Remove the directories of owners that are gone; returns them."""
+    gone = []
+    for p in d.iterdir():
+        if p.name.isdigit() and p.is_dir() and not _alive(int(p.name)):
+            shutil.rmtree(p, ignore_errors=True)
+            gone.append(p)
+    return gone
+
+
+def for_this_process() -> Path | None:
+    """This process's JVM temporary directory (made now), after removing those of gone owners;
+    None when it cannot be made (the JVM then keeps the system's default)."""
+    try:
+        d = root()
+        prune(d)
+        mine = d / str(os.getpid())
+        mine.mkdir(mode=0o700, exist_ok=True)
+        return mine
+    except OSError:
+        return None
