@@ -3,7 +3,8 @@ bare Structured Streaming query (rate source -> ``foreachBatch``) on the same en
 
 Each figure is the time from ``wb.query(...)`` through the events that release a row to the first
 released row, median of ``--runs`` fresh queries per shape (after one untimed query of each shape:
-the engine is warm). Printed per shape: ``query()`` (plan, Spark's analysis, the source's start),
+the engine is warm). ``typed``: the same events :data:`TYPING` seconds after the query started (a
+student typing them), from the first event to the first row. Printed per shape: ``query()`` (plan, Spark's analysis, the source's start),
 ``first row`` and the ratio to the bare query. ``--fresh`` adds a fresh interpreter's and a fresh
 kernel's first row (with the shared engine up and with it down, beside a bare PySpark
 ``range(1).collect()``): see ``--help``.
@@ -75,12 +76,21 @@ def bare_query(spark) -> float:
     return t
 
 
-def shape_run(wb, n: int, shape: str) -> dict:
+#: seconds between the query cell and the first event in the ``typed`` figure (a student typing)
+TYPING = 2.0
+
+
+def shape_run(wb, n: int, shape: str, typing: float = 0.0) -> dict:
+    """``first_row``: from ``wb.query`` with the events right after it; with ``typing``, the events
+    come that many seconds after the query started and ``typed`` is from the first event."""
     ddl, sql, events = SHAPES[shape]
     wb.execute(ddl.replace("{n}", str(n)))
     t0 = time.monotonic()
     q = wb.query(sql.replace("{n}", str(n)), name=f"q{n}")
     t_query = time.monotonic() - t0
+    if typing:
+        time.sleep(max(0.0, typing - t_query))
+    t_ev = time.monotonic()
     for stream, values, at in events:
         if values is None:
             wb.punctuate(stream.replace("{n}", str(n)), DAY + at)
@@ -93,9 +103,11 @@ def shape_run(wb, n: int, shape: str) -> dict:
         if time.monotonic() > deadline:
             raise SystemExit(f"{shape}: no row within 300 s")
         time.sleep(0.005)
-    t_row = time.monotonic() - t0
+    t_row = time.monotonic()
     q.stop()
-    return {"query": t_query, "first_row": t_row}
+    if typing:
+        return {"typed": t_row - t_ev}
+    return {"query": t_query, "first_row": t_row - t0}
 
 
 def warm_engine(a) -> dict:
@@ -117,8 +129,14 @@ def warm_engine(a) -> dict:
             for _ in range(a.runs):
                 n += 1
                 runs.append(shape_run(wb, n, shape))
+            typed = []
+            for _ in range(a.runs):
+                n += 1
+                typed.append(shape_run(wb, n, shape, TYPING)["typed"])
             res[shape] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+            res[shape]["typed"] = statistics.median(typed)
             print(f"  {shape:10} query() {res[shape]['query']:.2f} s   first row {res[shape]['first_row']:.2f} s"
+                  f"   typed {TYPING:.0f} s later: first event to row {res[shape]['typed']:.2f} s"
                   f"   load {_load()}", flush=True)
     return res
 
