@@ -181,28 +181,3 @@ def test_events_of_other_streams_run_no_micro_batch(tmp_path, spark, batch_event
     spark_out, spark_trace = run("spark")
     assert spark_out == [(8, ts("10:01"), (ts("10:00"), 1, 5))]     # ROWTIME: the end of its minute
     assert (spark_out, spark_trace) == run("local")
-
-
-def test_a_new_query_runs_an_empty_micro_batch_before_its_first_event(wb_spark):
-    """Spark plans a new query, makes its state stores and runs its stages once at its start, on
-    an empty warm-up batch (source.py), so that the user's first event meets a warm query; the
-    warm-up releases nothing and moves nothing, and the first event releases as always."""
-    import time
-    wb = wb_spark
-    wb.execute("CREATE STREAM S (k INTEGER, v INTEGER)")
-    wb.insert("S", {"k": 1, "v": 1}, rowtime=ts("09:00"))       # before the query: never read
-    q = wb.query("SELECT STREAM FLOOR(S.ROWTIME TO MINUTE) AS m, k, SUM(v) AS t FROM S "
-                 "GROUP BY FLOOR(S.ROWTIME TO MINUTE), k")
-    handle = wb.runtime.running[q.name][2]
-    deadline = time.monotonic() + 120
-    while not handle.recentProgress:
-        assert time.monotonic() < deadline, "no warm-up batch within 120 s"
-        time.sleep(0.01)
-    first = handle.recentProgress[0]
-    assert first["batchId"] == 0 and first["numInputRows"] == 0
-    assert json.loads(first["sources"][0]["endOffset"]) == {"step": 1}
-    assert q.rows == [] and q.processed_step == 1 and wb.runtime.caught_up(q)
-    wb.insert("S", {"k": 1, "v": 5}, rowtime=ts("10:00"))
-    wb.insert("S", {"k": 1, "v": 6}, rowtime=ts("10:01"))
-    assert [(r.step, r.values) for r in q.wait(120).rows] == [(3, (ts("10:00"), 1, 5))]
-    assert [e.step for e in q.trace] == [2, 3]

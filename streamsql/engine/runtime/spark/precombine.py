@@ -302,10 +302,7 @@ def combiner(node: Aggregate, schema: pa.Schema):
     op = AggregateOp(node)          # its period ends (several monotonic keys, sub-query columns)
 
     def fn(batches):
-        batches = list(batches)
-        if not batches:               # a partition with nothing (the source's warm-up batch)
-            return
-        t = pa.Table.from_batches(batches)
+        t = pa.Table.from_batches(list(batches))
         if not t.num_rows:
             return
         ev = t.column("ev")

@@ -179,7 +179,7 @@ class Sink:
 
     def process(self, batch_id: int, t: pa.Table) -> "SinkBatch | None":
         """Release what this batch allows; None when Spark replays a batch already done."""
-        if batch_id <= self.batch_id or t.num_rows == 0:    # replayed, or the source's warm-up batch
+        if batch_id <= self.batch_id:
             return None
         ev = t.column("ev").to_numpy(zero_copy_only=False)
         other = np.nonzero(ev != FrameCode.ROW)[0]

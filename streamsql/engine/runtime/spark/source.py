@@ -224,22 +224,16 @@ def register(spark) -> None:
             self.max_events = int(spec.get("max_events") or 0)
 
         def initialOffset(self):
-            # a first micro-batch with nothing in it, at once: Spark plans the new query, makes its
-            # state stores and runs its stages once while the user types, not on the first event
-            return {"step": int(self.spec["start"]), "warm": 1}
+            return {"step": int(self.spec["start"])}
 
         def read(self, start):
             s = offset_step(start)
-            if start.get("warm"):
-                return iter([]), {"step": s}
             end = self.reader.end_of_batch(s, self.reader.head(), self.max_events)
             if end == s:
                 return iter([]), start
             return iter(self.reader.read(s, end)), {"step": end}
 
         def readBetweenOffsets(self, start, end):
-            if start.get("warm"):
-                return iter([])
             return iter(self.reader.read(offset_step(start), offset_step(end)))
 
         def commit(self, end):
