@@ -86,3 +86,15 @@ def cache_dir() -> Path:
     if mine:
         return Path(mine) / "streamsql"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "streamsql"
+
+
+def private_dir(d: Path) -> Path:
+    """``d``, made if missing, that only this user can enter (sockets, launchers, Spark's scratch
+    files); refused when someone else owns it or others may enter it."""
+    import os
+    import stat
+    d.mkdir(mode=0o700, exist_ok=True)
+    st = d.stat()
+    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        raise PermissionError(f"{d} is not this user's private directory")
+    return d

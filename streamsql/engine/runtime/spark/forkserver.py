@@ -24,13 +24,15 @@ import os
 import re
 import signal
 import socket
-import stat
 import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ...lock import process_alive
+from ...paths import private_dir
 
 #: what the server imports before forking (what the per-query processes need)
 WARM = ["pyspark.sql.streaming.python_streaming_source_runner", "pyspark.daemon", "pyspark.worker",
@@ -93,12 +95,8 @@ os._exit(code & 0xFF if code >= 0 else 128 - code)
 
 def state_dir() -> Path:
     """A directory only this user can enter (the server's socket lives there)."""
-    d = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"streamsql-fork-{os.getuid()}"
-    d.mkdir(mode=0o700, exist_ok=True)
-    st = d.stat()
-    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
-        raise PermissionError(f"{d} is not this user's private directory")
-    return d
+    return private_dir(Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+                       / f"streamsql-fork-{os.getuid()}")
 
 
 class ForkServer:
@@ -138,17 +136,8 @@ def prune(d: Path) -> None:
     ran): they would pile up, one pair per kernel."""
     for p in d.iterdir():
         m = _LEFT.match(p.name)
-        if m is None:
-            continue
-        try:
-            os.kill(int(m.group(1)), 0)
-        except ProcessLookupError:
-            try:
-                p.unlink()
-            except OSError:
-                pass
-        except (PermissionError, OverflowError):
-            pass
+        if m is not None and not process_alive(int(m.group(1))):
+            p.unlink(missing_ok=True)
 
 
 def start(tag: str | None = None) -> ForkServer:

@@ -7,36 +7,23 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import tempfile
 from pathlib import Path
+
+from ...lock import process_alive
+from ...paths import private_dir
 
 
 def root() -> Path:
     """The user's directory of JVM temporary directories (only the user can enter it)."""
-    d = Path(tempfile.gettempdir()) / f"streamsql-jvm-{os.getuid()}"
-    d.mkdir(mode=0o700, exist_ok=True)
-    st = d.stat()
-    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
-        raise PermissionError(f"{d} is not this user's private directory")
-    return d
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
+    return private_dir(Path(tempfile.gettempdir()) / f"streamsql-jvm-{os.getuid()}")
 
 
 def prune(d: Path) -> list[Path]:
     """Remove the directories of owners that are gone; returns them."""
     gone = []
     for p in d.iterdir():
-        if p.name.isdigit() and p.is_dir() and not _alive(int(p.name)):
+        if p.name.isdigit() and p.is_dir() and not process_alive(int(p.name)):
             shutil.rmtree(p, ignore_errors=True)
             gone.append(p)
     return gone

@@ -194,11 +194,14 @@ def register(spark) -> None:
         def initialOffset(self):
             return {"step": int(self.spec["start"])}
 
-        def latestOffset(self, start=None, limit=None):
-            s = offset_step(start) if start else int(self.spec["start"])
+        def _reader(self) -> LogReader:
             if self.reader is None:
                 self.reader = LogReader(self.spec)
-            end = self.reader.end_of_batch(s, read_head(self.spec["root"]), self.max_events)
+            return self.reader
+
+        def latestOffset(self, start=None, limit=None):
+            s = offset_step(start) if start else int(self.spec["start"])
+            end = self._reader().end_of_batch(s, read_head(self.spec["root"]), self.max_events)
             return start if start and end == s else {"step": end}
 
         def partitions(self, start, end):
@@ -208,7 +211,7 @@ def register(spark) -> None:
             size = int(self.spec.get("partition_events") or PARTITION_EVENTS)
             k = max(1, min(self.parallelism * 2, (e - s) // size))
             cuts = [s + (e - s) * i // k for i in range(k + 1)]
-            tf = LogReader(self.spec).trace_from(s, e)
+            tf = self._reader().trace_from(s, e)
             return [_Range(a, b, tf) for a, b in zip(cuts, cuts[1:]) if b > a]
 
         def read(self, partition):
