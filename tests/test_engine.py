@@ -11,6 +11,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -192,3 +193,47 @@ def test_the_engine_stops_itself_when_no_client_comes(tmp_path):
         assert "no client for 3 s, stopping" in (d / "server.log").read_text()
     finally:
         server.stop(d)
+
+
+
+@pytest.mark.parametrize("cut", ["stop", "CANCELLED", "UNKNOWN"])
+def test_a_stream_the_server_cut_reads_as_the_engine_went_away(cut):
+    """A server that stops mid-call ends a streaming RPC with gRPC's raw error (as a query's status
+    call did when the engine stopped: a stop reads UNAVAILABLE, a reset stream CANCELLED or UNKNOWN
+    "Stream removed"): the query says the engine went away, never gRPC's repr."""
+    from concurrent import futures
+
+    import grpc
+
+    from streamsql.engine.runtime.spark.driver import _connect_message
+    started = threading.Event()
+
+    def stream(_req, ctx):
+        yield b"first"
+        started.set()
+        if cut != "stop":
+            ctx.abort(getattr(grpc.StatusCode, cut), "Stream removed")
+        time.sleep(30)
+        yield b"never"
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "probe", {"Stream": grpc.unary_stream_rpc_method_handler(stream)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            call = ch.unary_stream("/probe/Stream")(b"")
+            assert next(call) == b"first"
+            started.wait(10)
+            if cut == "stop":
+                server.stop(grace=0)
+            with pytest.raises(grpc.RpcError) as err:
+                next(call)
+    finally:
+        server.stop(grace=0)
+    msg = _connect_message(err.value, "sc://127.0.0.1:1")
+    assert "went away" in msg and "resumes" in msg, (str(err.value), msg)
+    # a failure of the query itself (pyspark's wrapped error) keeps its own text
+    other = _connect_message(RuntimeError("[DIVIDE_BY_ZERO] Division by zero."), "sc://127.0.0.1:1")
+    assert other == "[DIVIDE_BY_ZERO] Division by zero."

@@ -162,7 +162,7 @@ class SparkRuntime(Runtime):
         except Exception as e:
             self._end_startup(q)
             if q.error is None:
-                q.error = _spark_message(e)
+                q.error = _connect_message(e, self.url) if self.followers.get(q.name) else _spark_message(e)
             q.running = False
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
@@ -262,11 +262,26 @@ def _sources_initialized(handle, timeout: float = 60.0) -> None:
         time.sleep(0.01)      # each look is one round trip; a query start waits on it
 
 
+#: what a call to a Spark Connect server that stopped or restarted says (gRPC's status names, and
+#: the text of a raw stream that ended, which pyspark does not always wrap)
+_GONE = ("UNAVAILABLE", "failed to connect", "Connection refused", "Socket closed", "SESSION_CLOSED",
+         "INVALID_HANDLE", "ABORTED", "RPC that terminated", "StatusCode.CANCELLED", "Stream removed",
+         "RETRIES_EXCEEDED")
+
+
+def _is_rpc_error(e: BaseException) -> bool:
+    """A raw gRPC error: the channel itself failed, not the query (whose failure pyspark wraps)."""
+    try:
+        import grpc
+    except ImportError:
+        return False
+    return isinstance(e, grpc.RpcError)
+
+
 def _connect_message(e: Exception, url: str | None) -> str:
     """One line for a query whose Spark Connect server failed it or went away."""
     s = str(e)
-    if any(k in s for k in ("UNAVAILABLE", "failed to connect", "Connection refused", "Socket closed",
-                            "SESSION_CLOSED", "INVALID_HANDLE", "ABORTED")):
+    if _is_rpc_error(e) or any(k in s for k in _GONE):
         from .session import _safe, forget_remote
         if url:
             forget_remote(url)
