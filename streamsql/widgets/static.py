@@ -8,8 +8,9 @@ it a ``text/html`` snapshot: the rows, clocks and step table as tables and the t
 JupyterLab a small style rule hides the snapshot while the live widget is on the page, and hides
 the widget's "model not found" line when it is not. When the notebook runs in a frontend that
 says which cell runs (JupyterLab), a background thread (:class:`SnapshotKeeper`) brings the
-snapshot up to date once the view's queries caught up, at most once a second, so that the saved
-notebook shows the last state and no click waits for it; batch runs (nbclient, nbval) keep the
+snapshot up to date once the view's queries caught up and nothing changed for a moment (1.5 s),
+at most once a second, so that the saved notebook shows the last state and no click waits for it;
+its charts are drawn in a worker process (:mod:`.svgworker`), since vl-convert holds the GIL; batch runs (nbclient, nbval) keep the
 state at display time, which is what their stored outputs compare.
 """
 from __future__ import annotations
@@ -33,6 +34,10 @@ STYLE = ("<style>.jp-OutputArea:has(.streamsql-live) > .jp-OutputArea-child:has(
          "</style>")
 LIVE = "streamsql-live"
 
+#: ``away`` is set on the keeper's thread while it redraws: its charts are drawn in
+#: :mod:`.svgworker`'s process (vl-convert holds the GIL while it draws)
+_drawing = threading.local()
+
 _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(\bid="|url\(#|href="#)([^")]+)')
 
@@ -45,7 +50,16 @@ def svg_of(chart) -> str | None:
     except ImportError:  # pragma: no cover - a dependency; the snapshot then says so
         return None
     from .vega import spec_of
-    svg = vlc.vegalite_to_svg(spec_of(chart))
+    spec = spec_of(chart)
+    svg = None
+    if getattr(_drawing, "away", False):          # the keeper's thread: drawn without the GIL
+        from .svgworker import WORKER, WorkerFailed
+        try:
+            svg = WORKER.svg(spec)
+        except WorkerFailed as e:
+            log.warning("drawing a snapshot's chart in its worker failed (%s); drawing it here", e)
+    if svg is None:
+        svg = vlc.vegalite_to_svg(spec)
     # Vega numbers clip paths with a counter that runs on across charts: number them per chart,
     # then prefix them with the chart's own hash (unique on a page, the same on every run)
     names = list(dict.fromkeys(_ID.findall(svg)))
@@ -143,11 +157,15 @@ class SnapshotKeeper:
     settled, and no click or cell waits for a snapshot."""
 
     PERIOD = 1.0        # at most one redraw per view per PERIOD seconds
+    QUIET = 1.5         # ... and only once nothing changed for QUIET seconds (a student between clicks)
+    LONGEST = 10.0      # ... or once it waited that long (views that change all the time: a pump)
     TICK = 0.25
 
     def __init__(self):
         self._cv = threading.Condition()
         self._poked = False
+        self._poked_at = 0.0
+        self._stale_since: float | None = None
         self._thread: threading.Thread | None = None
 
     def poke(self, *_args) -> None:
@@ -157,6 +175,9 @@ class SnapshotKeeper:
                 return
         with self._cv:
             self._poked = True
+            self._poked_at = time.monotonic()
+            if self._stale_since is None:
+                self._stale_since = self._poked_at
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="streamsql-snapshots", daemon=True)
                 self._thread.start()
@@ -172,11 +193,27 @@ class SnapshotKeeper:
                 time.sleep(self.TICK)
 
     def sweep(self) -> bool:
-        """One pass; True when every displayed snapshot is current."""
+        """One pass; True when every displayed snapshot is current. While views keep changing
+        (clicks a second apart) nothing is drawn: a snapshot is for the saved notebook, and
+        drawing one costs the busy cores a few hundred milliseconds."""
         with _lock:
             views = list(_shown)
-        current = True
         now = time.monotonic()
+        if now - self._poked_at < self.QUIET and now - (self._stale_since or now) < self.LONGEST:
+            return False
+        _drawing.away = True
+        try:
+            current = self._sweep(views, now)
+        finally:
+            _drawing.away = False
+        if current:
+            with self._cv:
+                if not self._poked:
+                    self._stale_since = None
+        return current
+
+    def _sweep(self, views, now: float) -> bool:
+        current = True
         for v in views:
             try:
                 if v.static_key() == getattr(v, "_static_last", None):

@@ -1,0 +1,66 @@
+"""The snapshot keeper draws its charts in a worker process (vl-convert holds the GIL while it
+draws, which stalled the kernel's thread that receives clicks): same SVG, and a worker that fails
+or dies costs nothing but a drawing in the process."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from streamsql.widgets import static
+from streamsql.widgets.svgworker import SvgWorker, WorkerFailed
+from streamsql.widgets.timeline import timeline_chart
+
+
+@pytest.fixture
+def chart(wb_local):
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 1", name="s")
+    for i, x in enumerate((1, 2, 3)):
+        wb_local.insert("S", {"x": x}, rowtime=f"2006-10-10 10:0{i}:00")
+    return timeline_chart(q)
+
+
+def _away(chart) -> str:
+    static._drawing.away = True
+    try:
+        return static.svg_of(chart)
+    finally:
+        static._drawing.away = False
+
+
+def test_the_keeper_draws_in_the_worker_what_the_process_draws(chart):
+    from streamsql.widgets.svgworker import WORKER
+    here = static.svg_of(chart)
+    served = WORKER.served
+    away = _away(chart)
+    assert WORKER.served == served + 1 and WORKER.pid() not in (None, os.getpid())
+    assert away == here and "<svg" in away and "10:01" in away
+
+
+def test_a_failing_or_dead_worker_falls_back_and_recovers(chart):
+    w = SvgWorker()
+    try:
+        with pytest.raises(WorkerFailed, match="conversion failed"):
+            w.svg({"mark": 5})                                   # a spec vl-convert refuses: said, not hung
+        spec = {"mark": "point", "data": {"values": [{"a": 1}]}, "encoding": {"x": {"field": "a", "type": "quantitative"}}}
+        first = w.svg(spec)
+        pid = w.pid()
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(WorkerFailed):
+            w.svg(spec)                                          # the dead worker: one failure ...
+        assert w.svg(spec) == first and w.pid() not in (None, pid)  # ... then a new one
+    finally:
+        w.close()
+    assert w.pid() is None
+
+
+def test_the_keeper_falls_back_to_drawing_here_when_its_worker_died(chart):
+    from streamsql.widgets.svgworker import WORKER
+    here = static.svg_of(chart)
+    assert _away(chart) == here
+    os.kill(WORKER.pid(), signal.SIGKILL)
+    assert _away(chart) == here                  # drawn here this once, the next in a new worker
+    served = WORKER.served
+    assert _away(chart) == here and WORKER.served == served + 1
