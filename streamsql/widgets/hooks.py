@@ -38,8 +38,12 @@ def weak_method(method) -> Callable:
 
 
 class Redrawer:
-    """One daemon thread that redraws marked views. ``delay`` gathers a burst: the first mark
-    wakes the thread, which waits that long for more before redrawing."""
+    """One daemon thread that redraws marked views. ``delay`` gathers a burst: a mark within
+    ``BURST`` seconds of the last redraw waits that long for more before redrawing; the first
+    mark after a pause (the row a click released) is redrawn at once."""
+
+    #: a mark this soon after the last redraw belongs to a burst
+    BURST = 0.1
 
     def __init__(self, delay: float = 0.02):
         self.delay = delay
@@ -84,17 +88,21 @@ class Redrawer:
         return best[1]
 
     def _run(self) -> None:
+        done_at = 0.0
         while True:
             with self._cv:
                 while not self._marked:
                     self._cv.wait()
-            time.sleep(self.delay)
+            if time.monotonic() - done_at < self.BURST:
+                time.sleep(self.delay)      # marks come in a burst: gather it
+            # else the first mark after a pause (a click's row): drawn at once
             while True:     # one view at a time: a row released meanwhile overtakes the charts
                 with self._cv:
                     v = self._next()
                     self._busy = v is not None
                     if v is None:
                         self._cv.notify_all()
+                        done_at = time.monotonic()
                         break
                 try:
                     v.redraw_if_changed()
