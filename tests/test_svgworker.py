@@ -48,9 +48,14 @@ def test_a_failing_or_dead_worker_falls_back_and_recovers(chart):
         first = w.svg(spec)
         pid = w.pid()
         os.kill(pid, signal.SIGKILL)
-        with pytest.raises(WorkerFailed):
-            w.svg(spec)                                          # the dead worker: one failure ...
-        assert w.svg(spec) == first and w.pid() not in (None, pid)  # ... then a new one
+        w._p.wait(10)
+        assert w.svg(spec) == first and w.pid() not in (None, pid)  # a dead worker: a new one draws
+        pid = w.pid()
+        os.kill(pid, signal.SIGSTOP)                             # a worker that hangs ...
+        with pytest.raises(WorkerFailed, match="did not answer"):
+            w.svg(spec, timeout=1.0)                             # ... is given up, and killed
+        assert w.pid() is None
+        assert w.svg(spec) == first and w.pid() not in (None, pid)  # then a new one draws
     finally:
         w.close()
     assert w.pid() is None

@@ -10,8 +10,9 @@ the widget's "model not found" line when it is not. When the notebook runs in a 
 says which cell runs (JupyterLab), a background thread (:class:`SnapshotKeeper`) brings the
 snapshot up to date once the view's queries caught up and nothing changed for a moment (1.5 s),
 at most once a second, so that the saved notebook shows the last state and no click waits for it;
-its charts are drawn in a worker process (:mod:`.svgworker`), since vl-convert holds the GIL; batch runs (nbclient, nbval) keep the
-state at display time, which is what their stored outputs compare.
+its charts are drawn in a worker process (:mod:`.svgworker`), since vl-convert holds the GIL.
+Batch runs (nbclient, nbval) keep the state at display time, which is what their stored outputs
+compare.
 """
 from __future__ import annotations
 

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import atexit
 import json
-import logging
 import select
 import subprocess
 import sys
 import threading
-
-log = logging.getLogger("streamsql.widgets")
 
 #: a drawing that takes longer than this is given up (the worker is restarted next time)
 TIMEOUT = 120.0
