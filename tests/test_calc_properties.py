@@ -11,11 +11,9 @@ type; a DOUBLE node is the exact real result of its operands rounded to the near
 from __future__ import annotations
 
 import math
-import tempfile
 from fractions import Fraction
 
 import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -155,7 +153,7 @@ _CATALOG = {}
 
 def catalog():
     if "c" not in _CATALOG:
-        wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-prop-"), engine="local")
+        wb = streamsql.Workbench(None, engine="local")
         wb.execute(DDL)
         _CATALOG["c"] = wb.catalog
     return _CATALOG["c"]
@@ -204,7 +202,7 @@ def events(rows) -> list[Event]:
 
 
 def run(engine: str, texts: list[str], rows) -> list:
-    wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-prop-"), engine=engine, trace=False)
+    wb = streamsql.Workbench(None, engine=engine, trace=False)
     try:
         wb.execute(DDL)
         qs = [wb.query(f"SELECT STREAM ROWTIME, {t} AS v FROM R", name=f"q{k}") for k, t in enumerate(texts)]

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 CHILD = textwrap.dedent("""
-    import json, sys, tempfile
+    import json, sys
     import streamsql
     from streamsql.engine.runtime.spark import session
-    wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-startup-"))
+    wb = streamsql.Workbench()
     out = {"thread": session._prestart_thread is not None}
     if sys.argv[1] == "query":
         session._prestart_thread.join(300)

@@ -302,7 +302,49 @@ def test_a_temporary_workspace_nobody_closed_is_removed_at_exit(tmp_path, kind, 
                        text=True, timeout=300, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     path = Path(r.stdout.strip().splitlines()[-1])
-    assert path.name.startswith("streamsql-") and path.parent == Path(tempfile.gettempdir())
+    assert path.name.split("-")[0].isdigit()        # named for its process (paths.temporary_dir)
+    assert path.parent == Path(tempfile.gettempdir()) / f"streamsql-ws-{os.getuid()}"
     assert not path.exists(), f"{path} was left behind"
     assert (tmp_path / "kept" / "catalog.json").is_file()
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
+
+
+_KILLED = """
+import os, sys, time, streamsql
+wb = streamsql.Workbench(engine="local")
+wb.execute("CREATE STREAM T (a INTEGER)")
+print(wb.path, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_processs_temporary_workspace_goes_with_the_next_one_opened():
+    """SIGKILL runs no exit hook, so a killed kernel's temporary workspace stays; the next
+    temporary workspace opened (by any process of the user) removes it, and keeps those of live
+    processes and anything else in the folder."""
+    import signal
+    from streamsql.engine.paths import temporary_dir
+    root = temporary_dir("ws").parent
+    p = subprocess.Popen([sys.executable, "-c", _KILLED], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        left = Path(p.stdout.readline().strip())
+        assert left.parent == root and (left / "catalog.json").is_file()
+        live = Workbench(engine="local")        # the child is alive: its workspace is kept
+        assert left.is_dir()
+        live.close()
+        assert not live.path.exists()
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    assert left.is_dir()                       # no hook ran
+    other = root / "notes"
+    other.mkdir(exist_ok=True)
+    try:
+        wb = Workbench(engine="local")
+        try:
+            assert not left.exists(), f"{left} of a killed process was kept"
+            assert other.is_dir() and wb.path.is_dir()
+        finally:
+            wb.close()
+    finally:
+        other.rmdir()

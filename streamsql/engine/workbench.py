@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -40,6 +39,7 @@ from .journal import Journal
 from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
+from .paths import temporary_dir
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
 from .steps import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes
@@ -92,7 +92,7 @@ class Workbench:
         if workspace is None:
             if self.read_only:
                 raise WorkspaceError("a read-only workbench needs the path of an existing workspace")
-            self._tmp = tempfile.mkdtemp(prefix="streamsql-")
+            self._tmp = str(temporary_dir("ws"))
             workspace = self._tmp
             _temporary.add(self)
         self.path = Path(workspace).resolve()

@@ -11,7 +11,7 @@ import threading
 import time
 
 from ...errors import StreamSqlError
-from ...paths import under
+from ...paths import temporary_dir, under
 from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_remote_session, get_session, is_connect
@@ -233,9 +233,7 @@ class SparkRuntime(Runtime):
         from .native import SparkTwin
         folder = under(self.wb.path, "queries", q.name, "native") if not self.wb.read_only else None
         if folder is None:
-            import tempfile
-            from pathlib import Path
-            folder = Path(tempfile.mkdtemp(prefix="streamsql-native-")) / q.name
+            folder = temporary_dir("native") / q.name
         old = self.twins.pop(q.name, None)
         if old is not None:
             old.stop()

@@ -6,12 +6,10 @@ ever, one set per kernel; here the next start removes the directories of owners 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
-from ...lock import process_alive
-from ...paths import private_dir
+from ...paths import private_dir, prune_orphans
 
 
 def root() -> Path:
@@ -21,12 +19,7 @@ def root() -> Path:
 
 def prune(d: Path) -> list[Path]:
     """Remove the directories of owners that are gone; returns them."""
-    gone = []
-    for p in d.iterdir():
-        if p.name.isdigit() and p.is_dir() and not process_alive(int(p.name)):
-            shutil.rmtree(p, ignore_errors=True)
-            gone.append(p)
-    return gone
+    return prune_orphans(d)
 
 
 def for_this_process() -> Path | None:
