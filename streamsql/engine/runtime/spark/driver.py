@@ -33,6 +33,7 @@ class SparkRuntime(Runtime):
         self._resolved = False
         self.followers: dict = {}       # query name -> SinkFollower (Spark Connect), else None
         self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
+        self._initializing = None       # the last query started, until its sources are initialized
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -97,6 +98,7 @@ class SparkRuntime(Runtime):
             q._deliver_table(res.rows, res.bounds)
 
         connect = is_connect(spark)
+        self._previous_initialized()
         handle = sq.start(delivered, on_error, connect=connect)
         follower = None
         if connect:
@@ -115,11 +117,20 @@ class SparkRuntime(Runtime):
                     e = handle.exception()
                     raise RuntimeError(str(e) if e is not None else "the query stopped in the Spark Connect server")
             follower = SinkFollower(sq.sink, delivered, failed, status)
-        _sources_initialized(handle)
+        # returns before Spark has initialized the sources (0.1-0.2 s, a Python process each):
+        # events the user sends meanwhile are in the first micro-batch, which Spark runs for a new
+        # query whatever it holds, instead of in a second one; the next start waits for them
+        self._initializing = handle
         self.running[q.name] = (q, sq, handle)
         self.followers[q.name] = follower
         if self._phase is not None and self._first == q.name:
             self._phase("first batch")
+
+    def _previous_initialized(self) -> None:
+        """Wait until the query started last has initialized its sources (see ``start``)."""
+        if self._initializing is not None:
+            _sources_initialized(self._initializing)
+            self._initializing = None
 
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
@@ -237,6 +248,7 @@ class SparkRuntime(Runtime):
         old = self.twins.pop(q.name, None)
         if old is not None:
             old.stop()
+        self._previous_initialized()
         twin = self.twins[q.name] = SparkTwin(self._spark(), folder, shape, delay_ms, start)
         return twin
 
