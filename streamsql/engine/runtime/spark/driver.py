@@ -198,6 +198,8 @@ class SparkRuntime(Runtime):
         self._end_startup(q)
         entry = self.running.pop(q.name, None)
         follower = self.followers.pop(q.name, None)
+        if entry and self._initializing is entry[2]:
+            self._initializing = None
         if entry:
             try:
                 entry[2].stop()
@@ -209,6 +211,7 @@ class SparkRuntime(Runtime):
             twin.stop()
 
     def close(self) -> None:
+        self._initializing = None
         for name in list(self.twins):
             self.twins.pop(name).stop()
         for name in list(self.running):
