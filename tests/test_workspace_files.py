@@ -323,7 +323,7 @@ def test_a_killed_processs_temporary_workspace_goes_with_the_next_one_opened():
     temporary workspace opened (by any process of the user) removes it, and keeps those of live
     processes and anything else in the folder."""
     import signal
-    from streamsql.engine.paths import temporary_dir
+    from streamsql.engine.tempdirs import temporary_dir
     root = temporary_dir("ws").parent
     p = subprocess.Popen([sys.executable, "-c", _KILLED], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:

@@ -39,7 +39,7 @@ from .journal import Journal
 from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
-from .paths import temporary_dir
+from .tempdirs import temporary_dir
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
 from .steps import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes

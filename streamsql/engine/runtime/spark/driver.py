@@ -11,7 +11,8 @@ import threading
 import time
 
 from ...errors import StreamSqlError
-from ...paths import temporary_dir, under
+from ...paths import under
+from ...tempdirs import temporary_dir
 from ..base import Runtime
 from .pipeline import SparkQuery
 from .session import get_remote_session, get_session, is_connect

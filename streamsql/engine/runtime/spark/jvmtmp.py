@@ -9,7 +9,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from ...paths import private_dir, prune_orphans
+from ...paths import private_dir
+from ...tempdirs import prune_orphans
 
 
 def root() -> Path:
