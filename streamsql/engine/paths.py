@@ -97,4 +97,3 @@ def private_dir(d: Path) -> Path:
     if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
         raise PermissionError(f"{d} is not this user's private directory")
     return d
-

@@ -39,10 +39,10 @@ from .journal import Journal
 from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
 from .log import EventLog, atomic_write
-from .tempdirs import temporary_dir
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
 from .steps import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes
+from .tempdirs import temporary_dir
 from .workspace import CATALOG_VERSION, read_catalog, streams_with_events
 
 log = logging.getLogger("streamsql")
