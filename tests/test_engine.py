@@ -180,6 +180,44 @@ def test_engine_stop_under_a_running_query_loses_nothing(tmp_path):
             assert [(r.step, r.values[1:]) for r in q.rows] == [(2, (1, 5)), (3, (1, 6)), (4, (1, 7))]
 
 
+_KEEPS_A_QUERY = """
+import sys, time, streamsql
+wb = streamsql.Workbench(sys.argv[1])
+wb.execute("CREATE STREAM S (x INTEGER)")
+q = wb.query("SELECT STREAM ROWTIME, x FROM S", name="left_behind")
+wb.insert("S", {"x": 1}, rowtime="2006-10-10 10:00:00")
+q.wait(300)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_engine_stops_the_queries_of_a_client_that_was_killed(tmp_path, engine):
+    """A kernel killed with SIGKILL cannot stop its queries on the engine: the engine stops them
+    once their process is gone (instead of running them until the session's timeout, an hour),
+    and the workspace's query resumes where it was, with nothing lost or repeated."""
+    import streamsql
+    ws = tmp_path / "ws"
+    p = subprocess.Popen([sys.executable, "-c", _KEEPS_A_QUERY, str(ws)], stdout=subprocess.PIPE, text=True,
+                         env=env_for(engine))
+    try:
+        assert p.stdout.readline().strip() == "ready"
+    finally:
+        p.kill()
+        p.wait()
+    want = f"stopped query streamsql_left_behind_{p.pid}_"
+    log = Path(engine.dir) / "server.log"
+    deadline = time.monotonic() + 60
+    while want not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert want in log.read_text(), log.read_text()[-2000:]
+    with streamsql.Workbench(ws, remote=engine.url) as wb:
+        wb.insert("S", {"x": 2}, rowtime=DAY + "10:01:00")
+        q = wb.queries["left_behind"]
+        q.wait(300)
+        assert [(r.step, r.values) for r in q.rows] == [(1, (1,)), (2, (2,))]
+
+
 def test_the_engine_stops_itself_when_no_client_comes(tmp_path):
     from streamsql.engine.runtime.spark import server
     d = tmp_path / "engine"

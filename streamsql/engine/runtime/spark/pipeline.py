@@ -63,6 +63,12 @@ def partition_exprs(node) -> list[list[Expr]]:
     return [[] for _ in stream_inputs(node)]
 
 
+def query_name(name: str, key: int) -> str:
+    """The Spark name of a query: it ends with the pid of the process that started it, so that the
+    shared engine can stop the queries of a client that is gone (serve.py)."""
+    return f"streamsql_{name}_{os.getpid()}_{key}"
+
+
 class SparkQuery:
     """Builds and starts the streaming query of one :class:`ContinuousQuery`."""
 
@@ -321,7 +327,7 @@ class SparkQuery:
 
         self.sq = (self.df.writeStream.foreachBatch(foreach)
                    .option("checkpointLocation", str(self.folder / "checkpoint"))
-                   .queryName(f"streamsql_{self.q.name}_{id(self)}")
+                   .queryName(query_name(self.q.name, id(self)))
                    .start())
         return self.sq
 

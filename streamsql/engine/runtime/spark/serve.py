@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -26,6 +27,35 @@ def _last_client(d: Path) -> float:
         except (ValueError, OSError):
             continue
     return latest
+
+
+#: a workbench's Spark query names end with the pid of its process (pipeline.query_name)
+_OWNED = re.compile(r"^streamsql_.*_(\d+)_\d+$")
+
+
+def stop_orphans(spark, stopping: set) -> list[str]:
+    """Stop the queries of client processes that are gone: a kernel killed with SIGKILL cannot
+    stop its queries, which would run (polling, and writing their folders) until the Connect
+    session's timeout, an hour. Each stop runs in a thread of its own (a stop waits for the
+    query's batch); ``stopping`` holds the ids of those under way. Returns the names stopped."""
+    import threading
+    stopped = []
+    try:
+        running = list(spark._jsparkSession.sharedState().activeStreamingQueries().values())
+    except Exception:  # noqa: BLE001 - a Spark without that map: the session timeout still ends them
+        return stopped
+    for se in running:
+        try:
+            name = se.name() or ""
+            m = _OWNED.match(name)
+            key = str(se.runId())
+            if m and key not in stopping and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
+                stopping.add(key)
+                threading.Thread(target=se.stop, daemon=True, name=f"stop-{name}").start()
+                stopped.append(name)
+        except Exception:  # noqa: BLE001 - a query that ended meanwhile
+            continue
+    return stopped
 
 
 def _hold(d: Path):
@@ -67,9 +97,12 @@ def serve(d: Path, idle: float) -> None:
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     (d / "clients").mkdir(exist_ok=True)
+    orphans: set = set()
     print(f"streamsql engine: pid {os.getpid()} on 127.0.0.1:{port}", flush=True)
     while not stopping:
         time.sleep(1.0)
+        for name in stop_orphans(spark, orphans):
+            print(f"streamsql engine: stopped query {name}: its client process is gone", flush=True)
         if time.time() - max(started, _last_client(d)) > idle:
             print(f"streamsql engine: no client for {idle:.0f} s, stopping", flush=True)
             break
