@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_TICK = os.sysconf("SC_CLK_TCK")
 _out = None
 
 

@@ -302,7 +302,7 @@ def test_a_temporary_workspace_nobody_closed_is_removed_at_exit(tmp_path, kind, 
                        text=True, timeout=300, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     path = Path(r.stdout.strip().splitlines()[-1])
-    assert path.name.split("-")[0].isdigit()        # named for its process (paths.temporary_dir)
+    assert path.name.split("-")[0].isdigit()        # named for its process (tempdirs.py)
     assert path.parent == Path(tempfile.gettempdir()) / f"streamsql-ws-{os.getuid()}"
     assert not path.exists(), f"{path} was left behind"
     assert (tmp_path / "kept" / "catalog.json").is_file()
@@ -323,8 +323,8 @@ def test_a_killed_processs_temporary_workspace_goes_with_the_next_one_opened():
     temporary workspace opened (by any process of the user) removes it, and keeps those of live
     processes and anything else in the folder."""
     import signal
-    from streamsql.engine.tempdirs import temporary_dir
-    root = temporary_dir("ws").parent
+    from streamsql.engine import tempdirs
+    root = tempdirs.root("ws")
     p = subprocess.Popen([sys.executable, "-c", _KILLED], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         left = Path(p.stdout.readline().strip())

@@ -12,20 +12,26 @@ from .lock import process_alive
 from .paths import private_dir
 
 
-def owner_pid(d: Path) -> int | None:
+def root(kind: str) -> Path:
+    """The user's folder of per-process temporary directories of ``kind`` (only the user can
+    enter it): ``$TMPDIR/streamsql-KIND-UID``."""
+    return private_dir(Path(tempfile.gettempdir()) / f"streamsql-{kind}-{os.getuid()}")
+
+
+def _owner_pid(d: Path) -> int | None:
     """The pid a per-process temporary directory is named for (``1234`` or ``1234-xyz``)."""
     head = d.name.split("-", 1)[0]
     return int(head) if head.isdigit() else None
 
 
-def prune_orphans(root: Path) -> list[Path]:
-    """Remove the directories in ``root`` whose owning process is gone; returns them. A process
+def prune_orphans(folder: Path) -> list[Path]:
+    """Remove the directories in ``folder`` whose owning process is gone; returns them. A process
     killed with SIGKILL runs no exit hook, and a Spark thread may still write a state snapshot
     into a temporary workspace after it was removed, so removal at exit alone leaks."""
     gone = []
-    for p in root.iterdir():
-        pid = owner_pid(p)
-        if pid is not None and p.is_dir() and pid != os.getpid() and not process_alive(pid):
+    for p in folder.iterdir():
+        pid = _owner_pid(p)
+        if pid is not None and p.is_dir() and not process_alive(pid):
             shutil.rmtree(p, ignore_errors=True)
             gone.append(p)
     return gone
@@ -33,11 +39,11 @@ def prune_orphans(root: Path) -> list[Path]:
 
 def temporary_dir(kind: str) -> Path:
     """A new temporary directory of this process (a workspace opened without a path, a twin's
-    checkpoint): ``$TMPDIR/streamsql-KIND-UID/PID-xxxx``, only the user can enter it, made after
-    removing those of processes that are gone (:func:`prune_orphans`)."""
-    root = private_dir(Path(tempfile.gettempdir()) / f"streamsql-{kind}-{os.getuid()}")
+    checkpoint): ``root(kind)/PID-xxxx``, made after removing those of processes that are gone
+    (:func:`prune_orphans`)."""
+    folder = root(kind)
     try:
-        prune_orphans(root)
+        prune_orphans(folder)
     except OSError:
         pass
-    return Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
+    return Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=folder))

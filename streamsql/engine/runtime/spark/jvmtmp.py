@@ -6,21 +6,14 @@ ever, one set per kernel; here the next start removes the directories of owners 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
-from ...paths import private_dir
-from ...tempdirs import prune_orphans
+from ... import tempdirs
 
 
 def root() -> Path:
     """The user's directory of JVM temporary directories (only the user can enter it)."""
-    return private_dir(Path(tempfile.gettempdir()) / f"streamsql-jvm-{os.getuid()}")
-
-
-def prune(d: Path) -> list[Path]:
-    """Remove the directories of owners that are gone; returns them."""
-    return prune_orphans(d)
+    return tempdirs.root("jvm")
 
 
 def for_this_process() -> Path | None:
@@ -28,7 +21,7 @@ def for_this_process() -> Path | None:
     None when it cannot be made (the JVM then keeps the system's default)."""
     try:
         d = root()
-        prune(d)
+        tempdirs.prune_orphans(d)
         mine = d / str(os.getpid())
         mine.mkdir(mode=0o700, exist_ok=True)
         return mine

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import reduce
 from pathlib import Path
 
@@ -65,8 +66,17 @@ def partition_exprs(node) -> list[list[Expr]]:
 
 def query_name(name: str, key: int) -> str:
     """The Spark name of a query: it ends with the pid of the process that started it, so that the
-    shared engine can stop the queries of a client that is gone (serve.py)."""
+    shared engine can stop the queries of a client that is gone (serve.py, :func:`query_owner`)."""
     return f"streamsql_{name}_{os.getpid()}_{key}"
+
+
+_NAMED = re.compile(r"^streamsql_.*_(\d+)_\d+$")
+
+
+def query_owner(spark_name: str) -> int | None:
+    """The pid in a name made by :func:`query_name` (None for any other name)."""
+    m = _NAMED.match(spark_name or "")
+    return int(m.group(1)) if m else None
 
 
 class SparkQuery:

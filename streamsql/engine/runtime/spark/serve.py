@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,16 +29,12 @@ def _last_client(d: Path) -> float:
     return latest
 
 
-#: a workbench's Spark query names end with the pid of its process (pipeline.query_name)
-_OWNED = re.compile(r"^streamsql_.*_(\d+)_\d+$")
-
-
 def stop_orphans(spark, stopping: set) -> list[str]:
     """Stop the queries of client processes that are gone: a kernel killed with SIGKILL cannot
     stop its queries, which would run (polling, and writing their folders) until the Connect
     session's timeout, an hour. Each stop runs in a thread of its own (a stop waits for the
-    query's batch); ``stopping`` holds the ids of those under way. Returns the names stopped."""
-    import threading
+    query's batch); ``stopping`` holds the run ids of those under way. Returns the names stopped."""
+    from .pipeline import query_owner
     stopped = []
     try:
         running = list(spark._jsparkSession.sharedState().activeStreamingQueries().values())
@@ -47,9 +43,8 @@ def stop_orphans(spark, stopping: set) -> list[str]:
     for se in running:
         try:
             name = se.name() or ""
-            m = _OWNED.match(name)
-            key = str(se.runId())
-            if m and key not in stopping and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
+            pid, key = query_owner(name), str(se.runId())
+            if pid is not None and key not in stopping and not alive(pid):
                 stopping.add(key)
                 threading.Thread(target=se.stop, daemon=True, name=f"stop-{name}").start()
                 stopped.append(name)
