@@ -773,6 +773,24 @@ def test_a_view_redraws_only_when_what_it_shows_changed(wb_local):
     assert ui.steps.redraws == 0 or not ui.steps.visible      # the step table's tab is not shown
 
 
+def test_a_static_snapshot_makes_no_widget(wb_local):
+    """The snapshot keeper draws each view's static HTML after every quiet spell: that must not
+    open widgets (each one is sent to the browser and never closed: a leak per snapshot)."""
+    from ipywidgets.widgets.widget import _instances
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
+    ui = WorkbenchView(q)
+    wb_local.insert("S", {"x": 1}, rowtime="2006-10-10 10:00:00")
+    redrawn()
+    before = set(_instances)
+    for k in range(3):
+        wb_local.insert("S", {"x": k}, rowtime=f"2006-10-10 10:0{k + 1}:00")
+        redrawn()
+        html = ui.static_html()
+        assert "Timeline" in html and "Inject" in html and "Steps" in html
+    assert set(_instances) == before
+
+
 def test_the_live_table_of_a_long_query_formats_only_its_last_rows(wb_local):
     """The last ``limit`` entries made from the last rows equal those of the whole list (a
     calculator error among them, before the rows of its step), and the count is of them all."""

@@ -33,8 +33,10 @@ def session_queries() -> dict:
     return out
 
 
-def _section(title: str) -> widgets.HTML:
-    return widgets.HTML(f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>')
+def _section(title: str) -> str:
+    """A section's heading in a static snapshot (HTML text: a widget made for its value would be
+    sent to the browser and never closed, one per snapshot)."""
+    return f'<div style="font-weight:bold;margin-top:6px">{html.escape(title)}</div>'
 
 
 #: the workbench's parts fit one screen (1280×800): the everyday loop (type, click, see the row
@@ -139,9 +141,9 @@ class WorkbenchView(StaticMixin, widgets.VBox):
         """The pieces of its static snapshot (HTML), in display order."""
         parts = self.live.static_parts()
         if self.injectors:
-            parts += [_section("Inject").value] + [p for inj in self.injectors.values() for p in inj.static_parts()]
-        parts += [_section("Timeline").value] + self.timeline.static_parts()
-        parts += [_section("Steps").value] + self.steps.static_parts()
+            parts += [_section("Inject")] + [p for inj in self.injectors.values() for p in inj.static_parts()]
+        parts += [_section("Timeline")] + self.timeline.static_parts()
+        parts += [_section("Steps")] + self.steps.static_parts()
         return parts
 
     def static_key(self):
