@@ -191,6 +191,30 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
             assert chart.evaluate("e => e.querySelector('svg').streamsqlTag") is None, "no new spec"
             page.wait_for_timeout(500)
             assert _time_labels(chart) == zoomed
+
+            # a chart scrolled out of sight draws its new data only when it comes back into sight
+            _cell(page, len(cells) - 1).scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            assert not chart.evaluate("e => { const r = e.getBoundingClientRect();"
+                                      " return r.bottom > 0 && r.top < innerHeight; }")
+            hidden = int(chart.get_attribute("data-points"))
+            released = view.locator(".streamsql-status").first.inner_text()
+            inj.evaluate("""e => {                       // typed and clicked without scrolling to it
+                const set = (f, v) => { const i = e.querySelector(`input[data-field="${f}"]`);
+                                        i.value = v; i.dispatchEvent(new Event("change")); };
+                set("ROWTIME", "2006-10-10 14:30:00"); set("A", "1"); set("V", "8");
+                e.querySelector("button.streamsql-insert").click(); }""")
+            deadline = time.time() + 60
+            while view.locator(".streamsql-status").first.inner_text() == released and time.time() < deadline:
+                page.wait_for_timeout(200)
+            assert view.locator(".streamsql-status").first.inner_text() != released
+            page.wait_for_timeout(1500)                     # its data has reached the browser
+            assert int(chart.get_attribute("data-points")) == hidden
+            chart.scroll_into_view_if_needed()
+            deadline = time.time() + 30
+            while int(chart.get_attribute("data-points")) == hidden and time.time() < deadline:
+                page.wait_for_timeout(100)
+            assert int(chart.get_attribute("data-points")) > hidden
         finally:
             browser.close()
             end_sessions(lab)

@@ -2,6 +2,9 @@
 // live chart keeps its zoom, pan and brush while the query runs; a new spec redraws it, keeping
 // the state of the selections named in ``kept`` (the timeline's zoom along rowtime). Vega
 // itself comes from the page's one VegaLibrary widget (a bundle made by vl-convert: offline).
+// A chart scrolled out of sight takes its new data when it comes back into sight (a hidden tab
+// is skipped in the kernel): a lesson's many live charts would otherwise all redraw on every event,
+// on the CPU that Spark needs.
 
 function vegaLibrary() {
   const g = globalThis;
@@ -16,6 +19,13 @@ async function render({ model, el }) {
   let finalize = null;
   let shown = 0;              // the spec drawn last (a newer one replaces an older one in flight)
   const data = () => model.get("data_name");
+  let inSight = true;         // until the observer first says otherwise
+  let stale = false;          // new data arrived out of sight
+  const observer = new IntersectionObserver((entries) => {
+    inSight = entries[entries.length - 1].isIntersecting;
+    if (inSight && stale) update();
+  });
+  observer.observe(el);
 
   function keptState() {      // the named selections' stores and top-level signals, if any is set
     const names = model.get("kept") || [];
@@ -38,6 +48,7 @@ async function render({ model, el }) {
     const spec = structuredClone(model.get("spec"));
     if (!spec || !Object.keys(spec).length) return;
     spec.data = { name: data(), values: structuredClone(model.get("values") || []) };   // drawn with its data
+    stale = false;
     const res = await vegaEmbed(el, spec, { actions: false, mode: "vega-lite" });
     if (mine !== shown) { res.finalize(); return; }
     if (finalize) finalize();
@@ -56,6 +67,8 @@ async function render({ model, el }) {
 
   async function update() {
     if (!view) return;
+    if (!inSight) { stale = true; return; }
+    stale = false;
     const values = structuredClone(model.get("values") || []);
     view.change(data(), view.changeset().remove(() => true).insert(values));
     await view.runAsync();
@@ -65,7 +78,7 @@ async function render({ model, el }) {
   model.on("change:spec", draw);
   model.on("change:values", update);
   await draw();
-  return () => { if (finalize) finalize(); };
+  return () => { observer.disconnect(); if (finalize) finalize(); };
 }
 
 export default { render };
