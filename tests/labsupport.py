@@ -37,14 +37,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _settings(d: Path) -> None:
-    """No news or update checks (they would reach the internet and pop up toasts); every cell
-    attached to the page so that all prompts can be read."""
+def _settings(d: Path, windowing: str = "none") -> None:
+    """No news or update checks (they would reach the internet and pop up toasts); for tests every
+    cell attached and drawn (``windowing`` "none") so that all prompts can be read; a benchmark
+    passes JupyterLab's own default, "contentVisibility" (offscreen cells are not drawn)."""
     files = {
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
             {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-            {"windowingMode": "none", "autoStartDefaultKernel": True},
+            {"windowingMode": windowing, "autoStartDefaultKernel": True},
     }
     for name, value in files.items():
         p = d / name
@@ -53,9 +54,9 @@ def _settings(d: Path) -> None:
 
 
 @contextlib.contextmanager
-def jupyterlab(root: Path, jdir: Path, env: dict | None = None):
+def jupyterlab(root: Path, jdir: Path, env: dict | None = None, windowing: str = "none"):
     """A JupyterLab server on 127.0.0.1 serving ``root``; stopped (with its kernels) on exit."""
-    _settings(jdir / "user-settings")
+    _settings(jdir / "user-settings", windowing)
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(jdir / "config"), JUPYTER_RUNTIME_DIR=str(jdir / "runtime"),
                JUPYTERLAB_WORKSPACES_DIR=str(jdir / "workspaces"), **(env or {}))
