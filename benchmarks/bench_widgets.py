@@ -5,8 +5,10 @@ offscreen cells), a notebook with five live workbench views on the embedded loca
 
 (a) Click to row: type a row in the filter's injector, click Insert row, and time (in the
     browser) until the row is in the filter's live table; median and 95th percentile over
-    ``--clicks`` clicks; and until the kernel answered the click (the event committed). Baseline, same run: the engine alone, a row inserted from the kernel to
-    the moment Spark hands it to Python (``q.rows``), median over the same number of inserts.
+    ``--clicks`` clicks; and until the kernel answered the click (the event committed). Baseline,
+    same run: the engine alone, a row inserted from the kernel to the moment Spark hands it to
+    Python (``q.rows``), median over the same number of inserts. The browser's share, per click:
+    its renderer's main-thread time (Chrome's ``TaskDuration``) and the kernel's messages.
 (b) A cell run right after a click: how long after Ctrl+Enter the cell's code starts (the
     cell prints the kernel's clock; both clocks are this machine's).
 (c) 100 clicks in a row (50 ms apart): from the last row visible in the live table to the
@@ -215,6 +217,8 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
+            frames: list[int] = []        # the sizes of the kernel's messages to the page
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(len(f))))
             open_and_run_all(page, lab, "bench.ipynb", len(CELLS), timeout=900)
             page.wait_for_timeout(2000)
             # warm-up: the first rows through each query (first batches are slower)
@@ -225,7 +229,15 @@ def main() -> None:
                 k += 1
                 page.wait_for_timeout(300)
 
-            # (a) click to row visible
+            # (a) click to row visible; and the browser's share: its renderer's main-thread time
+            # (Chrome's TaskDuration) and the kernel's messages to the page, per click
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+
+            def main_thread_s() -> float:
+                return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]
+                            if m["name"] == "TaskDuration")
+            busy0, n0, t_a = main_thread_s(), len(frames), time.time()
             clicks, acks = [], []
             for _ in range(args.clicks):
                 at = _at(k)
@@ -235,6 +247,11 @@ def main() -> None:
                 acks.append(ack / 1000)
                 k += 1
                 page.wait_for_timeout(400)                 # a student's pace: a click, a look
+            got = frames[n0:]
+            result["browser_per_click"] = {"main_thread_s": (main_thread_s() - busy0) / args.clicks,
+                                           "wall_s": (time.time() - t_a) / args.clicks,
+                                           "kernel_messages": len(got) / args.clicks,
+                                           "kernel_kib": sum(got) / 1024 / args.clicks}
             result["click_to_row_s"] = {"p50": statistics.median(clicks), "p95": _pct(clicks, 95),
                                         "max": max(clicks), "n": len(clicks), "all": clicks}
             result["click_to_answer_s"] = {"p50": statistics.median(acks), "p95": _pct(acks, 95), "all": acks}
@@ -307,6 +324,9 @@ def main() -> None:
           f"(target 300 / 600); engine alone p50 {e['p50'] * 1000:.0f} ms, p95 {e['p95'] * 1000:.0f} ms "
           f"(ratio {result['ratio_click_to_engine_p50']:.2f}x); the kernel's answer to the click "
           f"p50 {a['p50'] * 1000:.0f} ms")
+    bp = result["browser_per_click"]
+    print(f"    the browser, per click (a click every {bp['wall_s']:.2f} s): renderer main thread "
+          f"{bp['main_thread_s'] * 1000:.0f} ms; {bp['kernel_messages']:.1f} kernel messages, {bp['kernel_kib']:.1f} KiB")
     s = result["cell_start_after_click_s"]
     print(f"(b) a cell run right after a click starts after {s['p50'] * 1000:.0f} ms (max {s['max'] * 1000:.0f}; "
           "target 100)")
