@@ -348,3 +348,23 @@ def test_a_killed_processs_temporary_workspace_goes_with_the_next_one_opened():
             wb.close()
     finally:
         other.rmdir()
+
+
+def test_files_and_folders_named_for_a_gone_process_are_pruned_others_kept(tmp_path):
+    """One rule for every per-process leftover (temporary workspaces, the fork server's launchers
+    and sockets): a name that starts with the pid of a process that is gone goes; a live one's,
+    and names of no process, stay."""
+    from streamsql.engine import tempdirs
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()                                    # reaped: its pid is gone
+    dead, live = p.pid, os.getpid()
+    gone = [tmp_path / f"{dead}-1700000000000-python", tmp_path / f"{dead}-1700000000000.sock",
+            tmp_path / f"{dead}-abcd"]
+    kept = [tmp_path / f"{live}-1700000000000-python", tmp_path / "engine.sock", tmp_path / "notes"]
+    for f in gone[:2] + kept[:2]:
+        f.write_text("x")
+    gone[2].mkdir()
+    (gone[2] / "catalog.json").write_text("{}")
+    kept[2].mkdir()
+    assert sorted(tempdirs.prune_orphans(tmp_path)) == sorted(gone)
+    assert all(not f.exists() for f in gone) and all(f.exists() for f in kept)

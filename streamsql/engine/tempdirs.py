@@ -25,15 +25,20 @@ def _owner_pid(d: Path) -> int | None:
 
 
 def prune_orphans(folder: Path) -> list[Path]:
-    """Remove the directories in ``folder`` whose owning process is gone; returns them. A process
-    killed with SIGKILL runs no exit hook, and a Spark thread may still write a state snapshot
-    into a temporary workspace after it was removed, so removal at exit alone leaks."""
+    """Remove the directories and files in ``folder`` named for a process that is gone (``1234``,
+    ``1234-xyz``); returns them. A process killed with SIGKILL runs no exit hook, and a Spark
+    thread may still write a state snapshot into a temporary workspace after it was removed, so
+    removal at exit alone leaks."""
     gone = []
     for p in folder.iterdir():
         pid = _owner_pid(p)
-        if pid is not None and p.is_dir() and not process_alive(pid):
+        if pid is None or process_alive(pid):
+            continue
+        if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
-            gone.append(p)
+        else:
+            p.unlink(missing_ok=True)
+        gone.append(p)
     return gone
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import struct
@@ -31,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ...lock import process_alive
 from ...paths import private_dir
+from ...tempdirs import prune_orphans
 
 #: what the server imports before forking (what the per-query processes need)
 WARM = ["pyspark.sql.streaming.python_streaming_source_runner", "pyspark.daemon", "pyspark.worker",
@@ -128,23 +127,11 @@ class ForkServer:
                 pass
 
 
-_LEFT = re.compile(r"^(\d+)-\d+(?:-python|\.sock)$")
-
-
-def prune(d: Path) -> None:
-    """Remove the launchers and sockets of processes that are gone (killed before their exit hook
-    ran): they would pile up, one pair per kernel."""
-    for p in d.iterdir():
-        m = _LEFT.match(p.name)
-        if m is not None and not process_alive(int(m.group(1))):
-            p.unlink(missing_ok=True)
-
-
 def start(tag: str | None = None) -> ForkServer:
     """Start a fork server for this interpreter. Returns at once: until it listens (its imports
     take a few seconds), the launcher runs the real interpreter."""
     d = state_dir()
-    prune(d)
+    prune_orphans(d)      # the launchers and sockets of killed processes: one pair per kernel
     tag = tag or f"{os.getpid()}-{int(time.time() * 1000)}"
     sock = d / f"{tag}.sock"
     launcher = d / f"{tag}-python"
