@@ -58,18 +58,35 @@ def spark():
 #: the test session's shared engine, started in the background as soon as the tests are collected
 #: when any of them uses it (its JVM starts beside the first tests instead of in front of one)
 _session_engine = None
+#: the selected notebooks' nbval runs, started beside the first tests (tests/nbval_pool.py)
+_nbval_pool = None
 
 
 def pytest_collection_finish(session):
-    global _session_engine
-    if any("engine" in getattr(item, "fixturenames", ()) for item in session.items):
+    global _session_engine, _nbval_pool
+    notebooks = [item.callspec.params["path"] for item in session.items
+                 if getattr(item, "originalname", "") == "test_notebook_passes_nbval_strict"]
+    if notebooks or any("engine" in getattr(item, "fixturenames", ()) for item in session.items):
         from engine_support import SessionEngine
         _session_engine = SessionEngine()
+    if notebooks:
+        from engine_support import env_for
+        from nbval_pool import NbvalPool
+        _nbval_pool = NbvalPool(notebooks, _session_engine.info, env_for)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if _nbval_pool is not None:
+        _nbval_pool.stop()
     if _session_engine is not None:
         _session_engine.stop()
+
+
+@pytest.fixture(scope="session")
+def nbval_pool():
+    """The notebooks' nbval runs (tests/nbval_pool.py), going since the tests were collected."""
+    assert _nbval_pool is not None, "no notebook test was collected"
+    return _nbval_pool
 
 
 @pytest.fixture(scope="session")

@@ -4,11 +4,7 @@ the timeline's chart data. Regenerate the stored outputs after an intended chang
 ``.venv/bin/python tests/test_notebooks.py --update`` and review the diff."""
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -104,88 +100,14 @@ def test_saved_notebooks_show_static_snapshots_without_a_kernel():
             assert "<svg" in html, f"{p.name}: no timeline drawn as SVG"
 
 
-#: notebooks run this many at a time: they mostly wait (on Spark's micro-batches, the kernel), so two
-#: at once on two cores take each about as long as one alone (measured: nine notebooks in 526 s of
-#: wall time, 1031 s summed); the slowest start first
-WORKERS = int(os.environ.get("STREAMSQL_NBVAL_WORKERS", "2"))
-SLOW_FIRST = ("07_", "06_", "00_")
-
-#: Every notebook's kernel runs its queries on the test session's shared engine (docs/engine.md):
-#: a Connect session each, instead of a JVM and a Spark session each.
-#: The one line a kernel prints differently on the shared engine: where its Spark is (the stored
-#: outputs are the default's, Spark in the kernel). The expected outputs of a run on the engine are
-#: the stored ones with this line, and only it, replaced by the line naming the engine's port, so
-#: nbval still compares every output strictly, and a kernel that did not use the engine fails.
-IN_PROCESS_LINE = "starting Spark (local[*])…\n"
-
-
-def engine_line(port: int) -> str:
-    return f"connecting to Spark (sc://localhost:{port})…\n"
-
-
-def expected_on_engine(path: Path, port: int, dest: Path) -> Path:
-    """A copy of notebook ``path`` in ``dest`` whose stored start-up line is the engine's."""
-    nb = nbformat.read(path, as_version=4)
-    n = 0
-    for c in nb.cells:
-        for o in c.get("outputs", []):
-            if o.get("output_type") == "stream" and IN_PROCESS_LINE in o.text:
-                o.text = o.text.replace(IN_PROCESS_LINE, engine_line(port))
-                n += 1
-    assert n <= 1, f"{path.name}: {n} start-up lines (Spark starts once per kernel)"
-    dest.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, dest / path.name)
-    return dest / path.name
-
-
-def _nbval(path: Path, procs: list, env: dict) -> subprocess.CompletedProcess:
-    # one notebook per run, each in its own kernel (nbval starts one per file), each bounded: a
-    # notebook that hangs fails on its own cell within minutes, naming itself
-    p = subprocess.Popen([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
-                          "--nbval-cell-timeout", "600", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
-                          "-o", "addopts="],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         env=env)
-    procs.append(p)
-    try:
-        out, err = p.communicate(timeout=1200)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        err += "\n(killed after 1200 s)"
-    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
-
-
-@pytest.fixture(scope="module")
-def nbval_runs(request, tmp_path_factory):
-    """The selected notebooks' nbval runs, started together (``WORKERS`` at a time) as soon as
-    the first of their tests runs; each test then waits for its own. Each runs, on the shared
-    engine, a copy whose expected start-up line names the engine (:func:`expected_on_engine`)."""
-    wanted = [item.callspec.params["path"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_notebook_passes_nbval_strict"]
-    wanted.sort(key=lambda p: next((i for i, s in enumerate(SLOW_FIRST) if p.name.startswith(s)), len(SLOW_FIRST)))
-    procs: list = []
-    runs = {}
-    if wanted:
-        from engine_support import env_for
-        engine = request.getfixturevalue("engine")
-        copies = tmp_path_factory.mktemp("nbval-on-engine")
-        pool = ThreadPoolExecutor(max(1, WORKERS), thread_name_prefix="nbval")
-        for p in wanted:
-            runs[p] = pool.submit(_nbval, expected_on_engine(p, engine.port, copies / p.stem), procs, env_for(engine))
-    yield runs
-    if wanted:
-        pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:            # only the runs this fixture started, each with its kernel (and Spark)
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-
-
+#: The nbval runs start in the background as soon as the tests are collected, each on the test
+#: session's shared engine, against a copy whose start-up line is the engine's (tests/nbval_pool.py);
+#: each test waits for its own.
 @pytest.mark.timeout(2400)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_passes_nbval_strict(path, nbval_runs):
-    r = nbval_runs[path].result()
+def test_notebook_passes_nbval_strict(path, nbval_pool):
+    r = nbval_pool.result(path)
+    print(f"{path.name}: nbval ran {nbval_pool.seconds.get(path, 0):.0f} s")
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     assert " passed" in r.stdout and "failed" not in r.stdout.splitlines()[-1]
 
