@@ -773,6 +773,29 @@ def test_a_view_redraws_only_when_what_it_shows_changed(wb_local):
     assert ui.steps.redraws == 0 or not ui.steps.visible      # the step table's tab is not shown
 
 
+def test_a_chart_redraws_once_per_click_after_the_queries_caught_up(wb_spark, monkeypatch):
+    """On Spark a click's row shows twice in a view: as an input when it is committed, and as a
+    release when the micro-batch is through. The rows table follows both; the timeline chart (dear
+    to draw) waits until every query of the workbench has caught up, then draws once, the release
+    included, so that the click's micro-batches get the CPU first."""
+    monkeypatch.setattr(REDRAWER, "QUIET_MAX", 60.0)        # a loaded machine must not time it out
+    wb_spark.execute("CREATE STREAM S (x INTEGER)")
+    q = wb_spark.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 0", name="f")
+    other = wb_spark.query("SELECT STREAM ROWTIME, x * 2 AS y FROM S", name="g")
+    live, chart = QueryView(q), TimelineView(q)
+    q.wait(60)
+    redrawn()
+    for k in range(3):
+        rows, charts = live.redraws, chart.redraws
+        wb_spark.insert("S", {"x": k + 1}, rowtime=f"2006-10-10 10:0{k}:00")
+        redrawn()
+        assert q.wb.runtime.caught_up(q) and q.wb.runtime.caught_up(other)
+        assert chart.redraws - charts == 1, f"click {k}: the chart drew {chart.redraws - charts} times"
+        assert live.redraws - rows >= 1
+        released = [r for r in chart.view.values if r["what"] == "released row"]
+        assert len(released) == k + 1, released          # the one drawing has the click's release
+
+
 def test_a_static_snapshot_makes_no_widget(wb_local):
     """The snapshot keeper draws each view's static HTML after every quiet spell: that must not
     open widgets (each one is sent to the browser and never closed: a leak per snapshot)."""

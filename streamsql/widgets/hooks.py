@@ -7,6 +7,11 @@ trace records), when a query stops or fails (``on_state``) and after every injec
 redraws each marked view once, shortly after, in the order they were marked, and only when the
 view's :meth:`LiveView.live_key` says its state changed. A burst of events or a bulk replay
 therefore redraws each view a few times, not once per event, and nothing blocks the kernel.
+
+A view that ``waits_for_quiet`` (a timeline chart: dear to draw, in the kernel and in the browser)
+redraws only once every running query of its workbench has caught up with the events so far, or
+``QUIET_MAX`` seconds after it was marked: during a click the CPU goes to Spark's micro-batches
+and to the tables that show the released row, and the chart follows once, not at every stage.
 """
 from __future__ import annotations
 
@@ -44,17 +49,23 @@ class Redrawer:
 
     #: a mark this soon after the last redraw belongs to a burst
     BURST = 0.1
+    #: how often a view waiting for its queries to catch up looks again (seconds)
+    POLL = 0.03
+    #: the longest a view waits for quiet (a query that never catches up, a steady pump)
+    QUIET_MAX = 1.5
 
     def __init__(self, delay: float = 0.02):
         self.delay = delay
         self._cv = threading.Condition()
         self._marked: dict[int, weakref.ref] = {}
+        self._since: dict[int, float] = {}       # when each marked view was first marked
         self._thread: threading.Thread | None = None
         self._busy = False
 
     def mark(self, view) -> None:
         with self._cv:
             self._marked.setdefault(id(view), weakref.ref(view))
+            self._since.setdefault(id(view), time.monotonic())
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="streamsql-redraw", daemon=True)
                 self._thread.start()
@@ -73,18 +84,24 @@ class Redrawer:
 
     def _next(self):
         """The marked view to redraw first: the lowest ``priority`` (a query's rows before its
-        chart), then the earliest marked; None when none is marked."""
+        chart), then the earliest marked, leaving out views that wait for quiet while their
+        queries run behind; None when none is ready."""
         best = None
+        now = time.monotonic()
         for key, ref in list(self._marked.items()):
             v = ref()
             if v is None:
                 del self._marked[key]
+                self._since.pop(key, None)
                 continue
             if best is None or v.priority < best[1].priority:
+                if v.waits_for_quiet and now - self._since.get(key, now) < self.QUIET_MAX and not _quiet(v):
+                    continue
                 best = (key, v)
         if best is None:
             return None
         del self._marked[best[0]]
+        self._since.pop(best[0], None)
         return best[1]
 
     def _run(self) -> None:
@@ -103,7 +120,10 @@ class Redrawer:
                     if v is None:
                         self._cv.notify_all()
                         done_at = time.monotonic()
-                        break
+                        if not self._marked:
+                            break
+                        self._cv.wait(self.POLL)     # views waiting for their queries to catch up
+                        continue
                 try:
                     v.redraw_if_changed()
                 except Exception:  # a view that fails to draw must not stop the others
@@ -132,6 +152,8 @@ class LiveView:
     redraws = 0
     #: redrawn before views of a higher number (the rows a student waits for before the charts)
     priority = 5
+    #: redrawn only once the workbench's queries have caught up (see :class:`Redrawer`)
+    waits_for_quiet = False
 
     def live_key(self):
         """What the live view depends on; None: always redraw."""
@@ -181,6 +203,17 @@ def settle(wb, timeout: float = 120.0) -> list[str]:
         except Exception as e:  # shown in the view's status, never raised into a click handler
             errors.append(f"{q.name}: {e}")
     return errors
+
+
+def _quiet(view) -> bool:
+    """Whether every running query of the view's workbench has caught up (a view without one is)."""
+    wb = getattr(getattr(view, "q", None), "wb", None)
+    if wb is None:
+        return True
+    try:
+        return caught_up(list(wb.queries.values()))
+    except Exception:       # a runtime closing under the view: draw it
+        return True
 
 
 def caught_up(queries) -> bool:

@@ -554,6 +554,8 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
     so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""
 
     priority = 6
+    #: a click's Spark micro-batches and row tables first (see :class:`~.hooks.Redrawer`)
+    waits_for_quiet = True
 
     def __init__(self, q, width: int = 640, scrubber=None):
         """``scrubber``: a :class:`~streamsql.widgets.scrubber.StepScrubber` to show under the
