@@ -152,7 +152,7 @@ class LiveView:
     redraws = 0
     #: redrawn before views of a higher number (the rows a student waits for before the charts)
     priority = 5
-    #: redrawn only once the workbench's queries have caught up (see :class:`Redrawer`)
+    #: redrawn only once the workbench's queries have caught up (see ``Redrawer``)
     waits_for_quiet = False
 
     def live_key(self):

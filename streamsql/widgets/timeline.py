@@ -554,7 +554,7 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
     so zoom, pan and brushed steps stay put; a new shape (a lane, a kind of mark) redraws it."""
 
     priority = 6
-    #: a click's Spark micro-batches and row tables first (see :class:`~.hooks.Redrawer`)
+    #: a click's Spark micro-batches and row tables first (``Redrawer`` in ``widgets/hooks.py``)
     waits_for_quiet = True
 
     def __init__(self, q, width: int = 640, scrubber=None):
