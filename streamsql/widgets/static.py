@@ -46,12 +46,16 @@ _REF = re.compile(r'(\bid="|url\(#|href="#)([^")]+)')
 def svg_of(chart) -> str | None:
     """The chart as SVG, its ids made unique to it (several charts share a page), or None when
     vl-convert is not installed."""
+    from .vega import spec_of
+    return svg_of_spec(spec_of(chart))
+
+
+def svg_of_spec(spec: dict) -> str | None:
+    """:func:`svg_of` a Vega-Lite spec."""
     try:
         import vl_convert as vlc
     except ImportError:  # pragma: no cover - a dependency; the snapshot then says so
         return None
-    from .vega import spec_of
-    spec = spec_of(chart)
     svg = None
     if getattr(_drawing, "away", False):          # the keeper's thread: drawn without the GIL
         from .svgworker import WORKER, WorkerFailed
@@ -70,8 +74,9 @@ def svg_of(chart) -> str | None:
     return re.sub("\0(\\d+)\0", lambda m: f"{tag}-{m.group(1)}", marked)
 
 
-def chart_html(chart) -> str:
-    svg = svg_of(chart)
+def spec_html(spec: dict) -> str:
+    """A Vega-Lite chart as the snapshot's HTML (its SVG)."""
+    svg = svg_of_spec(spec)
     if svg is None:
         return "<div>(the chart is drawn by vl-convert-python, which is not installed)</div>"
     return f'<div class="streamsql-static-chart" style="overflow-x:auto">{svg}</div>'

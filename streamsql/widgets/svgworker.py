@@ -5,7 +5,9 @@ timeline on two busy cores). On a kernel's background thread that stalls every o
 the kernel, among them the one that receives a click: measured, a click's message then reached
 the kernel 50-200 ms late. Drawn here, the kernel's threads wait on a pipe instead, without the
 GIL. The worker reads one Vega-Lite spec per line on stdin and answers one JSON line; it ends
-when its stdin closes (the kernel exited), so it never outlives the kernel.
+when its stdin closes (the kernel exited), so it never outlives the kernel. It runs at a lower
+priority (``nice`` 10): a snapshot is for the saved notebook, and the cores it would take are
+those of the click's micro-batches, the kernel and the browser.
 """
 from __future__ import annotations
 
@@ -80,7 +82,16 @@ WORKER = SvgWorker()
 atexit.register(WORKER.close)
 
 
+#: the worker's niceness (a background job's)
+NICE = 10
+
+
 def main() -> None:
+    import os
+    try:
+        os.nice(NICE)
+    except OSError:         # not allowed here: drawn at the kernel's priority
+        pass
     import vl_convert as vlc
     for line in sys.stdin:
         try:

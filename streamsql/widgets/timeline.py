@@ -26,7 +26,7 @@ from ..engine.types import format_value
 from .hooks import LiveView
 from .live import query_key, settled, snapshot
 from .render import ts
-from .static import StaticMixin, chart_html, snapshot_html
+from .static import StaticMixin, snapshot_html, spec_html
 from .openstate import held_rows
 from . import vega
 
@@ -565,6 +565,7 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
         self.view = vega.VegaView(kept=[ZOOM])        # a new shape keeps the user's zoom
         self.scrubber = scrubber
         self._layout_shown = None
+        self._spec_cache: tuple | None = None       # (layout, the chart's spec with named data)
         super().__init__([self.view] + ([self.scrubber] if self.scrubber is not None else []))
         if self.scrubber is not None:
             self.scrubber.slider.observe(lambda _c: self.mark(), names="value")
@@ -586,9 +587,23 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
         """The chart's Vega-Lite spec (schema v5)."""
         return vega.spec_of(self.chart())
 
+    def _spec_for(self, layout: tuple) -> dict:
+        """The chart's spec for a shape, over the named data source: Altair builds it once per
+        shape (a few hundred milliseconds of the kernel's CPU), the live chart and the snapshots
+        then only change its data."""
+        cached = self._spec_cache
+        if cached is None or cached[0] != layout:
+            cached = self._spec_cache = (layout, vega.spec_of(_chart(f"Timeline of query {self.q.name}", *layout,
+                                                                      self.width, alt.Data(name=vega.DATA))))
+        return cached[1]
+
     def static_parts(self) -> list[str]:
-        """The pieces of its static snapshot (HTML), in display order."""
-        return [chart_html(self.chart())]
+        """The pieces of its static snapshot (HTML), in display order: the live chart's spec with
+        its data inline (the same drawing as :meth:`chart`'s)."""
+        lanes, recs = timeline_records(self.q)
+        spec = dict(self._spec_for(_layout(self.q, lanes, recs)))
+        spec["data"] = {"values": drawn(recs) + _scrub_record(self.marked_step())}
+        return [spec_html(spec)]
 
     def static_key(self):
         return query_key(self.q)
@@ -609,8 +624,7 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
         layout = _layout(self.q, lanes, recs)
         values = drawn(recs) + _scrub_record(self.marked_step())
         if layout != self._layout_shown:
-            spec = vega.spec_of(_chart(f"Timeline of query {self.q.name}", *layout, self.width,
-                                       alt.Data(name=vega.DATA)))
+            spec = self._spec_for(layout)
             self.view.show(spec, values)
             self._layout_shown = layout
         else:

@@ -9,6 +9,7 @@ import re
 import shutil
 import threading
 import time
+from pathlib import Path
 
 from ...errors import StreamSqlError
 from ...paths import under
@@ -33,6 +34,8 @@ class SparkRuntime(Runtime):
         self.url: str | None = None
         self._resolved = False
         self.followers: dict = {}       # query name -> SinkFollower (Spark Connect), else None
+        #: query name -> the last step its delivered micro-batches read (a sink in this process)
+        self.through: dict[str, int] = {}
         self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
         self._initializing = None       # the last query started, until its sources are initialized
 
@@ -76,6 +79,7 @@ class SparkRuntime(Runtime):
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
+        self.through.pop(q.name, None)      # a query of that name before this one
         if resume:
             done = self.wb.lifecycle.errors_committed_through(q.name)
             for res in sq.sink.history():
@@ -97,6 +101,9 @@ class SparkRuntime(Runtime):
             if res.trace is not None:
                 q.trace.extend(res.trace.entries())
             q._deliver_table(res.rows, res.bounds)
+            end = _batch_end(folder, res.batch_id)
+            if end is not None:     # after the delivery: "caught up" means the views can show it
+                self.through[q.name] = max(self.through.get(q.name, -1), end)
 
         connect = is_connect(spark)
         self._previous_initialized()
@@ -179,9 +186,16 @@ class SparkRuntime(Runtime):
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
     def caught_up(self, q) -> bool:
+        """Whether ``q`` has processed every event of its streams so far, without waiting."""
         entry = self.running.get(q.name)
         if entry is None:
             return True
+        # a sink in this process says what it delivered: no call to the JVM (views ask this every
+        # few tens of milliseconds while a click's micro-batches run, and Spark's lastProgress is
+        # a py4j call and a JSON document each time)
+        through = self.through.get(q.name)
+        if through is not None and not self.followers.get(q.name):
+            return through >= self.wb.last_step_of(entry[1].streams)
         try:
             progress = entry[2].lastProgress
         except Exception:  # a query that failed or stopped has nothing more to process
@@ -199,6 +213,7 @@ class SparkRuntime(Runtime):
         self._end_startup(q)
         entry = self.running.pop(q.name, None)
         follower = self.followers.pop(q.name, None)
+        self.through.pop(q.name, None)
         if entry and self._initializing is entry[2]:
             self._initializing = None
         if entry:
@@ -320,3 +335,13 @@ def _spark_message(e: Exception) -> str:
         if line and not line.startswith(("at ", "JVM stacktrace", "==")):
             return line[:500]
     return s[:500]
+
+
+def _batch_end(folder: Path, batch_id: int) -> int | None:
+    """The last step micro-batch ``batch_id`` read: its source's end offset, from Spark's offset
+    log in the query's checkpoint (written before the batch ran); None when it cannot be read."""
+    try:
+        lines = (folder / "checkpoint" / "offsets" / str(int(batch_id))).read_text().splitlines()
+        return offset_step(json.loads(lines[2]))
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
