@@ -827,3 +827,63 @@ def test_the_live_table_of_a_long_query_formats_only_its_last_rows(wb_local):
     for last in (0, 1, 3, 5, 6, 20, 60):
         got, total = output_entries(q, last=last)
         assert total == 40 and got == (whole[-last:] if last else []), last
+
+
+def test_the_snapshot_keeper_waits_for_quiet_and_an_event_stops_its_sweep(wb_local):
+    """Snapshots are drawn between clicks: not while events come (up to ``LONGEST``), and a sweep
+    that an event interrupts leaves the rest for the next quiet spell."""
+    from streamsql.widgets import static
+    from streamsql.widgets.static import SnapshotKeeper
+    keeper = SnapshotKeeper()
+    drawn: list[str] = []
+
+    poke = [False]
+
+    class Frontend:               # where update_display would send the snapshot
+        def __init__(self, name):
+            self.name = name
+
+        def update(self, data, raw=False):
+            assert "streamsql-static" in data["text/html"]
+            drawn.append(self.name)
+            if poke[0]:               # an event arrives while this snapshot is drawn
+                poke[0] = False
+                keeper._poked_at = time.monotonic() + 0.01
+
+    wb_local.execute("CREATE STREAM S (x INTEGER)")
+    views = []
+    for name in "abc":
+        v = QueryView(wb_local.query("SELECT STREAM ROWTIME, x FROM S", name=name))
+        v._static_handle = Frontend(name)
+        views.append(v)
+    wb_local.insert("S", {"x": 1}, rowtime="2006-10-10 10:00:00")
+    others = list(static._shown)               # the views this process displayed: only these three now
+    # (a WeakSet: the keeper draws them in no set order)
+    static._shown.clear()
+    try:
+        for v in views:
+            static._shown.add(v)
+        _keeper_sweeps(wb_local, keeper, views, drawn, poke)
+    finally:
+        static._shown.clear()
+        for v in others:
+            static._shown.add(v)
+
+
+def _keeper_sweeps(wb_local, keeper, views, drawn, poke) -> None:
+    keeper._poked_at = keeper._stale_since = time.monotonic()
+    assert keeper.sweep() is False and drawn == []                 # events a moment ago: not yet
+    keeper._poked_at = keeper._stale_since = time.monotonic() - keeper.QUIET - 0.1
+    poke[0] = True
+    assert keeper.sweep() is False and len(drawn) == 1, drawn      # an event came during the first
+    keeper._poked_at = time.monotonic() - keeper.QUIET - 0.1
+    for v in views:
+        v._static_at = 0.0
+    assert keeper.sweep() is True and sorted(drawn) == ["a", "b", "c"]     # the rest at the next quiet spell
+    # while events keep coming, a snapshot waits at most LONGEST
+    keeper._poked_at, keeper._stale_since = time.monotonic(), time.monotonic() - keeper.LONGEST - 1
+    wb_local.insert("S", {"x": 2}, rowtime="2006-10-10 10:01:00")
+    for v in views:
+        v._static_at = 0.0
+    assert keeper.sweep() is True and sorted(drawn[3:]) == ["a", "b", "c"]
+    assert views[0].static_key() == views[0]._static_last

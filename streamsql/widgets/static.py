@@ -163,8 +163,10 @@ class SnapshotKeeper:
     settled, and no click or cell waits for a snapshot."""
 
     PERIOD = 1.0        # at most one redraw per view per PERIOD seconds
-    QUIET = 1.5         # ... and only once nothing changed for QUIET seconds (a student between clicks)
-    LONGEST = 10.0      # ... or once it waited that long (views that change all the time: a pump)
+    QUIET = 1.5         # ... and only once nothing changed for QUIET seconds (a student between clicks);
+    #                     a sweep that a new event interrupts stops there, and goes on at the next quiet spell
+    LONGEST = 30.0      # ... or once it waited that long (views that change all the time: a pump, a
+    #                     student clicking on without a pause: every snapshot costs the browser and the kernel)
     TICK = 0.25
 
     def __init__(self):
@@ -221,6 +223,8 @@ class SnapshotKeeper:
     def _sweep(self, views, now: float) -> bool:
         current = True
         for v in views:
+            if self._poked_at > now and now - (self._stale_since or now) < self.LONGEST:
+                return False      # a click came meanwhile: the rest waits for the next quiet spell
             try:
                 if v.static_key() == getattr(v, "_static_last", None):
                     continue
