@@ -830,8 +830,8 @@ def test_the_live_table_of_a_long_query_formats_only_its_last_rows(wb_local):
 
 
 def test_the_snapshot_keeper_waits_for_quiet_and_an_event_stops_its_sweep(wb_local):
-    """Snapshots are drawn between clicks: not while events come (up to ``LONGEST``), and a sweep
-    that an event interrupts leaves the rest for the next quiet spell."""
+    """Snapshots are drawn between clicks: not while events come (up to ``LONGEST``, then one per
+    pass), and a sweep that an event interrupts leaves the rest for the next quiet spell."""
     from streamsql.widgets import static
     from streamsql.widgets.static import SnapshotKeeper
     keeper = SnapshotKeeper()
@@ -880,10 +880,10 @@ def _keeper_sweeps(wb_local, keeper, views, drawn, poke) -> None:
     for v in views:
         v._static_at = 0.0
     assert keeper.sweep() is True and sorted(drawn) == ["a", "b", "c"]     # the rest at the next quiet spell
-    # while events keep coming, a snapshot waits at most LONGEST
+    # while events keep coming, a snapshot waits at most LONGEST, then they are drawn one per pass
     keeper._poked_at, keeper._stale_since = time.monotonic(), time.monotonic() - keeper.LONGEST - 1
     wb_local.insert("S", {"x": 2}, rowtime="2006-10-10 10:01:00")
     for v in views:
         v._static_at = 0.0
-    assert keeper.sweep() is True and sorted(drawn[3:]) == ["a", "b", "c"]
+    assert [keeper.sweep() for _ in range(3)] == [False, False, True] and sorted(drawn[3:]) == ["a", "b", "c"]
     assert views[0].static_key() == views[0]._static_last

@@ -166,7 +166,8 @@ class SnapshotKeeper:
     QUIET = 1.5         # ... and only once nothing changed for QUIET seconds (a student between clicks);
     #                     a sweep that a new event interrupts stops there, and goes on at the next quiet spell
     LONGEST = 30.0      # ... or once it waited that long (views that change all the time: a pump, a
-    #                     student clicking on without a pause: every snapshot costs the browser and the kernel)
+    #                     student clicking on without a pause: every snapshot costs the browser and the
+    #                     kernel), then one per pass, between two clicks' micro-batches
     TICK = 0.25
 
     def __init__(self):
@@ -203,15 +204,20 @@ class SnapshotKeeper:
     def sweep(self) -> bool:
         """One pass; True when every displayed snapshot is current. While views keep changing
         (clicks a second apart) nothing is drawn: a snapshot is for the saved notebook, and
-        drawing one costs the busy cores a few hundred milliseconds."""
+        drawing one costs the busy cores a few hundred milliseconds. Past ``LONGEST`` one
+        snapshot is drawn per pass, and only while every displayed view's queries have caught
+        up: in the gaps between clicks, one at a time."""
         with _lock:
             views = list(_shown)
         now = time.monotonic()
-        if now - self._poked_at < self.QUIET and now - (self._stale_since or now) < self.LONGEST:
+        quiet = now - self._poked_at >= self.QUIET
+        if not quiet and now - (self._stale_since or now) < self.LONGEST:
+            return False
+        if not quiet and not all(caught_up(v.static_queries()) for v in views):
             return False
         _drawing.away = True
         try:
-            current = self._sweep(views, now)
+            current = self._sweep(views, now, 1 if not quiet else len(views))
         finally:
             _drawing.away = False
         if current:
@@ -220,18 +226,21 @@ class SnapshotKeeper:
                     self._stale_since = None
         return current
 
-    def _sweep(self, views, now: float) -> bool:
+    def _sweep(self, views, now: float, most: int) -> bool:
+        """Draws up to ``most`` stale snapshots; stops at a new event (the rest wait for the next
+        quiet spell) unless the snapshots are overdue."""
         current = True
         for v in views:
-            if self._poked_at > now and now - (self._stale_since or now) < self.LONGEST:
-                return False      # a click came meanwhile: the rest waits for the next quiet spell
             try:
                 if v.static_key() == getattr(v, "_static_last", None):
                     continue
+                if most <= 0 or (self._poked_at > now and now - (self._stale_since or now) < self.LONGEST):
+                    return False      # the rest at the next pass
                 if now - getattr(v, "_static_at", 0.0) < self.PERIOD or not caught_up(v.static_queries()):
                     current = False
                     continue
                 v.update_static()
+                most -= 1
             except Exception:  # a snapshot must never break anything
                 log.exception("static snapshot update failed")
         return current
