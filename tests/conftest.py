@@ -62,6 +62,16 @@ _session_engine = None
 _nbval_pool = None
 
 
+#: modules that keep both cores busy on their own (a standalone cluster; twenty children with a
+#: Spark each): they run last, once the notebooks' background runs (tests/nbval_pool.py), which
+#: fill the cores the lighter modules leave idle, are done
+LAST = ("test_cluster.py", "test_crash.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: Path(str(item.fspath)).name in LAST)      # stable: the rest keep their order
+
+
 def pytest_collection_finish(session):
     global _session_engine, _nbval_pool
     notebooks = [item.callspec.params["path"] for item in session.items
