@@ -196,6 +196,10 @@ def main() -> None:
     ap.add_argument("--windowing", default="contentVisibility",
                     help="JupyterLab's notebook windowing mode: its default (offscreen cells are not drawn), "
                          "or 'none' as the tests use (every cell drawn)")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed clicks before (a) (default 3)")
+    ap.add_argument("--warmup-keys", action="store_true",
+                    help="the untimed clicks insert each key A of the timed ones (by default only A=1: the "
+                         "first timed rows of A=0 and A=2 are then the first of their key)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if args.plain:
@@ -213,6 +217,7 @@ def main() -> None:
     result["isolated"] = args.isolated
     write_notebook(root / "bench.ipynb", CELLS)
     result["windowing"] = args.windowing
+    result["warmup"] = {"clicks": args.warmup, "keys": "A=0,1,2" if args.warmup_keys else "A=1"}
     with jupyterlab(root, jdir, windowing=args.windowing) as lab, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -223,8 +228,8 @@ def main() -> None:
             page.wait_for_timeout(2000)
             # warm-up: the first rows through each query (first batches are slower)
             k = 0
-            for _ in range(3):
-                _fill(page, _at(k), 1, 1000 + k)
+            for _ in range(args.warmup):
+                _fill(page, _at(k), k % 3 if args.warmup_keys else 1, 1000 + k)
                 page.evaluate(CLICK_JS, [_at(k)[11:]])[0]
                 k += 1
                 page.wait_for_timeout(300)
