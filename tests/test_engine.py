@@ -275,3 +275,22 @@ def test_a_stream_the_server_cut_reads_as_the_engine_went_away(cut):
     # a failure of the query itself (pyspark's wrapped error) keeps its own text
     other = _connect_message(RuntimeError("[DIVIDE_BY_ZERO] Division by zero."), "sc://127.0.0.1:1")
     assert other == "[DIVIDE_BY_ZERO] Division by zero."
+
+
+def test_caught_up_through_connect_reads_the_offset_log_not_the_server(tmp_path, engine):
+    """Views ask whether a query caught up every few tens of milliseconds during a click: through
+    Connect that must not be a round trip each time. Once a batch is delivered the answer comes
+    from Spark's offset log in the workspace (the server's checkpoint), and it is right."""
+    import streamsql
+    with streamsql.Workbench(tmp_path / "ws", remote=engine.url) as wb:
+        wb.execute("CREATE STREAM S (x INTEGER); CREATE STREAM T (x INTEGER)")
+        q = wb.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 0", name="f")
+        wb.insert("S", {"x": 1}, rowtime="2006-10-10 10:00:00")
+        q.wait(120)
+        assert wb.runtime.through.get("f") == wb.last_step and wb.runtime.caught_up(q)
+        wb.insert("T", {"x": 1}, rowtime="2006-10-10 10:01:00")       # another stream: nothing to do
+        assert wb.runtime.caught_up(q)
+        wb.insert("S", {"x": 2}, rowtime="2006-10-10 10:02:00")
+        q.wait(120)
+        assert wb.runtime.through["f"] == wb.last_step and wb.runtime.caught_up(q)
+        assert [r.values for r in q.rows] == [(1,), (2,)]

@@ -34,7 +34,7 @@ class SparkRuntime(Runtime):
         self.url: str | None = None
         self._resolved = False
         self.followers: dict = {}       # query name -> SinkFollower (Spark Connect), else None
-        #: query name -> the last step its delivered micro-batches read (a sink in this process)
+        #: query name -> the last step its delivered micro-batches read (from Spark's offset log)
         self.through: dict[str, int] = {}
         self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
         self._initializing = None       # the last query started, until its sources are initialized
@@ -190,11 +190,12 @@ class SparkRuntime(Runtime):
         entry = self.running.get(q.name)
         if entry is None:
             return True
-        # a sink in this process says what it delivered: no call to the JVM (views ask this every
-        # few tens of milliseconds while a click's micro-batches run, and Spark's lastProgress is
-        # a py4j call and a JSON document each time)
+        # what the delivered batches read (Spark's offset log, in the workspace): no call to the
+        # JVM or the Connect server (views ask this every few tens of milliseconds while a click's
+        # micro-batches run, and lastProgress is a round trip and a JSON document each time);
+        # a server whose checkpoints this process cannot read is asked
         through = self.through.get(q.name)
-        if through is not None and not self.followers.get(q.name):
+        if through is not None:
             return through >= self.wb.last_step_of(entry[1].streams)
         try:
             progress = entry[2].lastProgress
