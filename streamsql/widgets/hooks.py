@@ -57,15 +57,13 @@ class Redrawer:
     def __init__(self, delay: float = 0.02):
         self.delay = delay
         self._cv = threading.Condition()
-        self._marked: dict[int, weakref.ref] = {}
-        self._since: dict[int, float] = {}       # when each marked view was first marked
+        self._marked: dict[int, tuple] = {}      # id -> (weak ref to the view, when first marked)
         self._thread: threading.Thread | None = None
         self._busy = False
 
     def mark(self, view) -> None:
         with self._cv:
-            self._marked.setdefault(id(view), weakref.ref(view))
-            self._since.setdefault(id(view), time.monotonic())
+            self._marked.setdefault(id(view), (weakref.ref(view), time.monotonic()))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="streamsql-redraw", daemon=True)
                 self._thread.start()
@@ -88,20 +86,18 @@ class Redrawer:
         queries run behind; None when none is ready."""
         best = None
         now = time.monotonic()
-        for key, ref in list(self._marked.items()):
+        for key, (ref, since) in list(self._marked.items()):
             v = ref()
             if v is None:
                 del self._marked[key]
-                self._since.pop(key, None)
                 continue
             if best is None or v.priority < best[1].priority:
-                if v.waits_for_quiet and now - self._since.get(key, now) < self.QUIET_MAX and not _quiet(v):
+                if v.waits_for_quiet and now - since < self.QUIET_MAX and not _quiet(v):
                     continue
                 best = (key, v)
         if best is None:
             return None
         del self._marked[best[0]]
-        self._since.pop(best[0], None)
         return best[1]
 
     def _run(self) -> None:

@@ -211,13 +211,14 @@ class SnapshotKeeper:
             views = list(_shown)
         now = time.monotonic()
         quiet = now - self._poked_at >= self.QUIET
-        if not quiet and now - (self._stale_since or now) < self.LONGEST:
+        overdue = now - (self._stale_since or now) >= self.LONGEST
+        if not quiet and not overdue:
             return False
         if not quiet and not all(caught_up(v.static_queries()) for v in views):
             return False
         _drawing.away = True
         try:
-            current = self._sweep(views, now, 1 if not quiet else len(views))
+            current = self._sweep(views, now, 1 if not quiet else len(views), overdue)
         finally:
             _drawing.away = False
         if current:
@@ -226,7 +227,7 @@ class SnapshotKeeper:
                     self._stale_since = None
         return current
 
-    def _sweep(self, views, now: float, most: int) -> bool:
+    def _sweep(self, views, now: float, most: int, overdue: bool) -> bool:
         """Draws up to ``most`` stale snapshots; stops at a new event (the rest wait for the next
         quiet spell) unless the snapshots are overdue."""
         current = True
@@ -234,7 +235,7 @@ class SnapshotKeeper:
             try:
                 if v.static_key() == getattr(v, "_static_last", None):
                     continue
-                if most <= 0 or (self._poked_at > now and now - (self._stale_since or now) < self.LONGEST):
+                if most <= 0 or (self._poked_at > now and not overdue):
                     return False      # the rest at the next pass
                 if now - getattr(v, "_static_at", 0.0) < self.PERIOD or not caught_up(v.static_queries()):
                     current = False
