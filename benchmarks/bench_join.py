@@ -35,6 +35,11 @@ from streamsql.engine.runtime.spark.session import get_session  # noqa: E402
 from streamsql.engine.runtime.spark.source import NAME  # noqa: E402
 from streamsql.engine.sql import analyze  # noqa: E402
 
+#: Spark's own queries here are the baselines: the driver JVM runs with both compilers (C1 and C2), at
+#: which Spark's JVM-only hot loops are fastest (the default, STREAMSQL_JIT=quick, runs them several
+#: times slower; docs/benchmarks.md, "The quick compiler"), unless the environment says otherwise
+os.environ.setdefault("STREAMSQL_JIT", "full")
+
 BASE = 1160442000000
 JOIN = """SELECT STREAM ROWTIME, o.orderId, o.amount AS orderAmount, t.amount AS tradeAmount
 FROM Orders AS o JOIN Trades OVER (RANGE INTERVAL '10' MINUTE FOLLOWING) AS t

@@ -26,11 +26,6 @@ settings.register_profile("streamsql", print_blob=True, phases=[
 settings.load_profile("streamsql")
 
 
-# Spark's JVMs in the tests (this process's, and those of the kernels and children it starts)
-# run short jobs on small inputs: the C1 compiler alone gets them done about a tenth sooner on
-# two cores than C1 and C2 together, which only pay off in long runs (the benchmarks keep both).
-os.environ.setdefault("STREAMSQL_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
-
 # The shared engine (docs/engine.md): this test session's own engine directory, so that it never
 # reaches a user's engine (or another checkout's) by accident; in-process Spark unless a test asks
 # for the engine (tests/engine_support.py). Kernels and subprocesses inherit both.

@@ -82,3 +82,28 @@ def test_a_start_removes_the_scratch_directories_of_gone_owners(tmp_path, monkey
     assert mine == d / str(os.getpid()) and mine.is_dir()
     assert not (d / str(gone.pid)).exists()
     assert live.is_dir() and other.is_dir()
+
+
+def test_the_driver_jvm_runs_the_quick_compiler_alone_by_default(spark):
+    """STREAMSQL_JIT (session.jit_options): C1 alone unless ``full``, or unless the user's own JVM
+    options name a compiler setting; and the test session's JVM got the default."""
+    args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert "-XX:TieredStopAtLevel=1" in args, args
+
+
+def test_the_jit_setting_full_the_users_own_options_and_a_typo(monkeypatch):
+    import pytest
+    from streamsql.engine.runtime.spark.session import jit_options
+    monkeypatch.delenv("STREAMSQL_JIT", raising=False)
+    assert jit_options("") == "-XX:TieredStopAtLevel=1"
+    assert jit_options("-Xss4m") == "-XX:TieredStopAtLevel=1"
+    assert jit_options("-XX:-TieredCompilation") == ""        # the user's own choice of compiler
+    assert jit_options("-XX:TieredStopAtLevel=3") == ""
+    monkeypatch.setenv("STREAMSQL_JIT", "full")
+    assert jit_options("") == ""
+    monkeypatch.setenv("STREAMSQL_JIT", "Quick")
+    assert jit_options("") == "-XX:TieredStopAtLevel=1"
+    monkeypatch.setenv("STREAMSQL_JIT", "fast")
+    from streamsql.engine.errors import StreamSqlError
+    with pytest.raises(StreamSqlError, match=r"STREAMSQL_JIT='fast': expected 'quick'.*or 'full'"):
+        jit_options("")

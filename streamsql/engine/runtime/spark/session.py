@@ -75,6 +75,29 @@ INSTALL_HINT = (
     "(Or use engine='local', which runs without Java.)")
 
 
+#: The driver JVM's just-in-time compiler: the quick one alone (C1), unless ``STREAMSQL_JIT=full``.
+#: A micro-batch of a few events runs mostly Spark's planning and bookkeeping, code that C2 keeps
+#: recompiling for the first hundreds of batches: with both compilers, C2 took half the JVM's CPU
+#: per click in a lesson (0.6 of 1.4 s for five queries), on cores the kernel and the browser
+#: share. The engine's own queries replay as fast with C1 alone (docs/benchmarks.md, "The
+#: quick compiler"); Spark's JVM-only hot loops (a batch window function over millions of rows)
+#: run several times slower, so a long run of those wants ``full``.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def jit_options(extra: str = "") -> str:
+    """The JIT options for the driver JVM, given the user's own (``STREAMSQL_JAVA_OPTIONS``):
+    theirs decide when they name a compiler setting."""
+    mode = os.environ.get("STREAMSQL_JIT", "quick").strip().lower() or "quick"
+    if mode not in ("quick", "full"):
+        from ...errors import StreamSqlError
+        raise StreamSqlError(f"STREAMSQL_JIT={os.environ['STREAMSQL_JIT']!r}: expected 'quick' (the default: "
+                         "the C1 compiler alone) or 'full' (C1 and C2)")
+    if mode == "full" or "TieredStopAtLevel" in extra or "TieredCompilation" in extra:
+        return ""
+    return QUICK_JIT
+
+
 class JavaNotFound(RuntimeError):
     pass
 
@@ -246,6 +269,7 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         from .classdata import java_options
         cds = f"-XX:ArchiveClassesAtExit={DUMP_TO}" if DUMP_TO else java_options(home)
         extra = os.environ.get("STREAMSQL_JAVA_OPTIONS", "")
+        extra = f"{jit_options(extra)} {extra}".strip()
         from .jvmtmp import for_this_process
         tmp = for_this_process()       # Spark's scratch files, removed once this process is gone
         if tmp is not None and "java.io.tmpdir" not in extra:
