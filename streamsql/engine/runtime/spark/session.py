@@ -78,7 +78,7 @@ INSTALL_HINT = (
 #: The driver JVM's just-in-time compiler: the quick one alone (C1), unless ``STREAMSQL_JIT=full``.
 #: A micro-batch of a few events runs mostly Spark's planning and bookkeeping, code that C2 keeps
 #: recompiling for the first hundreds of batches: with both compilers, C2 took half the JVM's CPU
-#: per click in a lesson (0.6 of 1.4 s for five queries), on cores the kernel and the browser
+#: per click in a lesson (0.7 of 1.4 s for five queries), on cores the kernel and the browser
 #: share. The engine's own queries replay as fast with C1 alone (docs/benchmarks.md, "The
 #: quick compiler"); Spark's JVM-only hot loops (a batch window function over millions of rows)
 #: run several times slower, so a long run of those wants ``full``.
@@ -92,7 +92,7 @@ def jit_options(extra: str = "") -> str:
     if mode not in ("quick", "full"):
         from ...errors import StreamSqlError
         raise StreamSqlError(f"STREAMSQL_JIT={os.environ['STREAMSQL_JIT']!r}: expected 'quick' (the default: "
-                         "the C1 compiler alone) or 'full' (C1 and C2)")
+                             "the C1 compiler alone) or 'full' (C1 and C2)")
     if mode == "full" or "TieredStopAtLevel" in extra or "TieredCompilation" in extra:
         return ""
     return QUICK_JIT
