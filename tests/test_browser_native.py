@@ -10,7 +10,7 @@ import pytest
 import time
 
 from labsupport import CHROMIUM, CHROMIUM_ARGS, OUT, PROMPTS_JS, ROOT, retry as _retry, shot as _shot
-from labsupport import end_sessions as _end_sessions
+from labsupport import end_sessions as _end_sessions, kernel_idle
 from test_browser_quickstart import pytestmark, serve_lab  # noqa: F401 (pytestmark: skip without chromium)
 
 NOTEBOOK = ROOT / "notebooks" / "09_bounds_and_sparks_watermark.ipynb"
@@ -22,6 +22,12 @@ def lab09(tmp_path_factory, engine):
     quickstart's test keeps Spark in the kernel, as a new user's first notebook has it)."""
     from engine_support import env_for
     yield from serve_lab(tmp_path_factory, NOTEBOOK, env=env_for(engine))
+
+
+#: the text of the notebook's error outputs (a cell's exception)
+ERRORS_JS = """() => [...document.querySelectorAll(
+    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map(e => e.innerText).join('\\n---\\n')"""
 
 
 def _run_all(page, lab, n_code: int, timeout: float) -> None:
@@ -37,6 +43,7 @@ def _run_all(page, lab, n_code: int, timeout: float) -> None:
     deadline = time.time() + timeout
     prompts: list[str] = []
     clicked = 0.0
+    last, still, done = [], time.time(), []
     while time.time() < deadline:
         prompts = page.evaluate(PROMPTS_JS)
         if all(p == "[ ]:" for p in prompts) and time.time() - clicked > 60:
@@ -47,10 +54,18 @@ def _run_all(page, lab, n_code: int, timeout: float) -> None:
         done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
         if len(prompts) == n_code and len(done) == n_code:
             break
+        # a cell failed: Run All stops there and the rest never runs (the kernel stays idle; it
+        # is idle for a moment between two cells too, hence the 10 s)
+        if done and kernel_idle(page) and prompts == last:
+            if time.time() - still > 10:
+                break
+        else:
+            last, still = prompts, time.time()
         page.wait_for_timeout(1000)
-    else:
+    if not (len(prompts) == n_code and len(done) == n_code):
         page.screenshot(path=str(OUT / "native-timeout.png"))
-        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
+        pytest.fail(f"the notebook did not finish running: prompts {prompts}; its error output: "
+                    f"{page.evaluate(ERRORS_JS)[-3000:]}")
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
 
 
