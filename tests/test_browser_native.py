@@ -10,7 +10,7 @@ import pytest
 import time
 
 from labsupport import CHROMIUM, CHROMIUM_ARGS, OUT, PROMPTS_JS, ROOT, retry as _retry, shot as _shot
-from labsupport import end_sessions as _end_sessions, kernel_idle
+from labsupport import end_sessions as _end_sessions, kernel_idle, open_notebook
 from test_browser_quickstart import pytestmark, serve_lab  # noqa: F401 (pytestmark: skip without chromium)
 
 NOTEBOOK = ROOT / "notebooks" / "09_bounds_and_sparks_watermark.ipynb"
@@ -33,13 +33,7 @@ ERRORS_JS = """() => [...document.querySelectorAll(
 def _run_all(page, lab, n_code: int, timeout: float) -> None:
     """Open the notebook, Run > Run All Cells, and wait until every cell has run. On a busy
     machine the menu click is sometimes lost (no cell starts): then it is clicked again."""
-    page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?reset&token={lab['token']}")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
-    page.wait_for_timeout(2000)
-    select = page.locator(".jp-Dialog button", has_text="Select")
-    if select.count():
-        select.first.click()
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+    open_notebook(page, lab, NOTEBOOK.name)
     deadline = time.time() + timeout
     prompts: list[str] = []
     clicked = 0.0
