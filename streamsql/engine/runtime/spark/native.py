@@ -215,15 +215,23 @@ class SparkTwin:
         (folder / "START").write_text(str(start))
         self._head(start)
         self.last_batch = -1
-        src = (spark.readStream.format(NAME).option("dir", str(folder))
-               .option("ddl", _ddl(self.schema, shape)).load())
-        root = _Build(src, shape, delay_ms).frame(shape.plan.root)
+        self.delay_ms = delay_ms
+        self.sq = None      # started by the first step (see _start)
+
+    def _start(self) -> None:
+        """Start Spark's query once ``HEAD`` holds the first step. Started before, its first
+        trigger could see ``HEAD`` still at ``START`` and run an empty batch 0 (an offset never
+        committed counts as new data), or not, as the threads happen to run: every batch
+        number after it would then differ by one from run to run."""
+        src = (self.spark.readStream.format(NAME).option("dir", str(self.folder))
+               .option("ddl", _ddl(self.schema, self.shape)).load())
+        root = _Build(src, self.shape, self.delay_ms).frame(self.shape.plan.root)
         n = len(self.fields)
         out = root.selectExpr(*[f"c{j}" for j in range(n)], "unix_millis(rt) AS rt")
 
         # each batch's rows go to a file: under Spark Connect this function runs in the server's
         # Python process, not here (so it holds nothing of this object)
-        emitted = str(folder / "emitted")
+        emitted = str(self.folder / "emitted")
         os.makedirs(emitted, exist_ok=True)
 
         def collect(df, batch_id):
@@ -231,13 +239,13 @@ class SparkTwin:
             write_arrow(Path(emitted) / f"{batch_id}.arrow", df.toArrow(), False)
         conf = "spark.sql.streaming.noDataMicroBatches.enabled"
         with _conf_lock:      # Spark's default for the twin; the session keeps the project's own setting
-            before = spark.conf.get(conf)
-            spark.conf.set(conf, "true")
+            before = self.spark.conf.get(conf)
+            self.spark.conf.set(conf, "true")
             try:
                 self.sq = (out.writeStream.outputMode("append").foreachBatch(collect)
-                           .option("checkpointLocation", str(folder / "checkpoint")).start())
+                           .option("checkpointLocation", str(self.folder / "checkpoint")).start())
             finally:
-                spark.conf.set(conf, before)
+                self.spark.conf.set(conf, before)
 
     def _emitted(self, batch_id: int) -> pa.Table | None:
         """What batch ``batch_id`` emitted (its file is written before Spark reports the batch)."""
@@ -271,6 +279,8 @@ class SparkTwin:
 
     def watermark(self) -> int | None:
         """The watermark after the last batch (Spark's own tracker; 0 means none yet)."""
+        if self.sq is None:
+            return None
         try:
             wm = int(self.sq._jsq.streamingQuery().watermarkTracker().currentWatermark())
         except Exception:   # no tracker reachable: the last batch's watermark in force
@@ -285,6 +295,8 @@ class SparkTwin:
             if e.kind == "row":
                 self._write_events()
             self._head(e.step)
+            if self.sq is None:
+                self._start()
             self._catch_up(e.step)
             progress = sorted((p for p in self.sq.recentProgress if p["batchId"] > self.last_batch),
                               key=lambda p: p["batchId"])
@@ -312,6 +324,8 @@ class SparkTwin:
         self.sq.processAllAvailable()
 
     def stop(self) -> None:
+        if self.sq is None:
+            return
         try:
             self.sq.stop()
         except Exception:
