@@ -123,17 +123,28 @@ def open_notebook(page, lab, name: str) -> None:
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
 
 
+#: the text of the notebook's error outputs (a cell's exception, a warning)
+ERRORS_JS = """() => [...document.querySelectorAll(
+    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map(e => e.innerText).join('\\n---\\n')"""
+
+
 def run_all(page, n_code: int, timeout: float = 420, name: str = "notebook") -> None:
-    """Run every cell and wait until all have run."""
+    """Run every cell and wait until all have run. A cell that raises stops Run All: the rest
+    never runs and the kernel stays idle. Then this fails at once (prompts unchanged, kernel idle
+    for 10 s: it is idle for a moment between two cells too) with the notebook's error output,
+    instead of waiting out ``timeout`` with only the prompts to show."""
     import pytest
 
     def click_run_all():
+        page.keyboard.press("Escape")
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
     click_run_all()
     deadline = time.time() + timeout
     again = time.time() + 30            # a busy machine can lose the click: one more, once
     prompts: list[str] = []
+    last, still = [], time.time()
     while time.time() < deadline:
         prompts = page.evaluate(PROMPTS_JS)
         if again and time.time() > again:
@@ -143,10 +154,16 @@ def run_all(page, n_code: int, timeout: float = 420, name: str = "notebook") -> 
         done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
         if len(prompts) == n_code and len(done) == n_code:
             break
+        if done and kernel_idle(page) and prompts == last:
+            if time.time() - still > 10:
+                break
+        else:
+            last, still = prompts, time.time()
         page.wait_for_timeout(500)
-    else:
+    if not (len(prompts) == n_code and len(done) == n_code):
         page.screenshot(path=str(OUT / f"{Path(name).stem}-timeout.png"))
-        pytest.fail(f"the notebook did not finish running: prompts {prompts}")
+        pytest.fail(f"the notebook did not finish running: prompts {prompts}; its error output: "
+                    f"{page.evaluate(ERRORS_JS)[-3000:]}")
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
 
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-import time
-
-from labsupport import CHROMIUM, CHROMIUM_ARGS, OUT, PROMPTS_JS, ROOT, retry as _retry, shot as _shot
-from labsupport import end_sessions as _end_sessions, kernel_idle, open_notebook
+from labsupport import CHROMIUM, CHROMIUM_ARGS, ROOT, retry as _retry, shot as _shot
+from labsupport import end_sessions as _end_sessions, open_and_run_all
 from test_browser_quickstart import pytestmark, serve_lab  # noqa: F401 (pytestmark: skip without chromium)
 
 NOTEBOOK = ROOT / "notebooks" / "09_bounds_and_sparks_watermark.ipynb"
@@ -24,45 +22,6 @@ def lab09(tmp_path_factory, engine):
     yield from serve_lab(tmp_path_factory, NOTEBOOK, env=env_for(engine))
 
 
-#: the text of the notebook's error outputs (a cell's exception)
-ERRORS_JS = """() => [...document.querySelectorAll(
-    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
-    .map(e => e.innerText).join('\\n---\\n')"""
-
-
-def _run_all(page, lab, n_code: int, timeout: float) -> None:
-    """Open the notebook, Run > Run All Cells, and wait until every cell has run. On a busy
-    machine the menu click is sometimes lost (no cell starts): then it is clicked again."""
-    open_notebook(page, lab, NOTEBOOK.name)
-    deadline = time.time() + timeout
-    prompts: list[str] = []
-    clicked = 0.0
-    last, still, done = [], time.time(), []
-    while time.time() < deadline:
-        prompts = page.evaluate(PROMPTS_JS)
-        if all(p == "[ ]:" for p in prompts) and time.time() - clicked > 60:
-            page.keyboard.press("Escape")
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            clicked = time.time()
-        done = [p for p in prompts if p.startswith("[") and p[1:-2].isdigit()]
-        if len(prompts) == n_code and len(done) == n_code:
-            break
-        # a cell failed: Run All stops there and the rest never runs (the kernel stays idle; it
-        # is idle for a moment between two cells too, hence the 10 s)
-        if done and kernel_idle(page) and prompts == last:
-            if time.time() - still > 10:
-                break
-        else:
-            last, still = prompts, time.time()
-        page.wait_for_timeout(1000)
-    if not (len(prompts) == n_code and len(done) == n_code):
-        page.screenshot(path=str(OUT / "native-timeout.png"))
-        pytest.fail(f"the notebook did not finish running: prompts {prompts}; its error output: "
-                    f"{page.evaluate(ERRORS_JS)[-3000:]}")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-
-
 @pytest.mark.timeout(1500)
 def test_native_view_in_jupyterlab(lab09):
     from playwright.sync_api import sync_playwright
@@ -71,7 +30,7 @@ def test_native_view_in_jupyterlab(lab09):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            _run_all(page, lab09, n_code, timeout=700)
+            open_and_run_all(page, lab09, NOTEBOOK.name, n_code, timeout=700)
             text = page.locator(".jp-Notebook").inner_text()
             assert "Traceback" not in text and "AssertionError" not in text
             outputs = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
