@@ -5,10 +5,14 @@ offscreen cells), a notebook with five live workbench views on the embedded loca
 
 (a) Click to row: type a row in the filter's injector, click Insert row, and time (in the
     browser) until the row is in the filter's live table; median and 95th percentile over
-    ``--clicks`` clicks; and until the kernel answered the click (the event committed). Baseline,
-    same run: the engine alone, a row inserted from the kernel to the moment Spark hands it to
-    Python (``q.rows``), median over the same number of inserts. The browser's share, per click:
-    its renderer's main-thread time (Chrome's ``TaskDuration``) and the kernel's messages.
+    ``--clicks`` clicks; and until the kernel answered the click (the event committed). A click
+    runs the filter's query first and the other four after it (engine/runtime/spark/holds.py).
+    Baseline, same run: the engine alone, a row inserted from the kernel to the moment Spark hands
+    it to Python (``q.rows``), and to every query caught up, median over the same number of
+    inserts: every query at once (a cell's insert), then the filter's first (as a click). The
+    browser's share, per click: its renderer's main-thread time (Chrome's ``TaskDuration``) and
+    the kernel's messages. The untimed warm-up clicks are followed by 3 s for the other views'
+    batches to end.
 (b) A cell run right after a click: how long after Ctrl+Enter the cell's code starts (the
     cell prints the kernel's clock; both clocks are this machine's).
 (c) 100 clicks in a row (50 ms apart): from the last row visible in the live table to the
@@ -71,17 +75,24 @@ def cells(queries: dict) -> list[str]:
             + ["import time\nprint(repr(time.time()))",
             # the baseline: the engine alone, from the kernel
             "import time, statistics, json\n"
-            "def engine_latency(n):\n"
-            "    out = []\n"
+            "def engine_latency(n, first=None):\n"
+            "    # per insert: to the filter's row in Python, and to every query caught up; first='f':\n"
+            "    # inserted as the filter's injector does (its query first)\n"
+            "    out, every = [], []\n"
+            "    wb = fq.wb\n"
             "    for k in range(n):\n"
             "        before = len(fq.rows)\n"
             "        t = time.perf_counter()\n"
-            "        fq.wb.insert('S', {'A': 1, 'V': 1})         # at the stream's clock\n"
+            "        with wb.commits.first(first):\n"
+            "            wb.insert('S', {'A': 1, 'V': 1})         # at the stream's clock\n"
             "        while len(fq.rows) == before:\n"
             "            time.sleep(0.002)\n"
             "        out.append(time.perf_counter() - t)\n"
-            "        time.sleep(0.2)\n"
-            "    return out\n"
+            "        while not all(wb.runtime.caught_up(q) for q in wb.queries.values()):\n"
+            "            time.sleep(0.002)\n"
+            "        every.append(time.perf_counter() - t)\n"
+            "        time.sleep(0.3)\n"
+            "    return out, every\n"
             "print('ready')"])
 
 CLICK_JS = """async ([label]) => {
@@ -233,6 +244,8 @@ def main() -> None:
                 page.evaluate(CLICK_JS, [_at(k)[11:]])[0]
                 k += 1
                 page.wait_for_timeout(300)
+            # the other views' batches of the untimed clicks end before the timed ones start
+            page.wait_for_timeout(3000)
 
             # (a) click to row visible; and the browser's share: its renderer's main-thread time
             # (Chrome's TaskDuration) and the kernel's messages to the page, per click
@@ -302,8 +315,9 @@ def main() -> None:
                                "idle_after_last_row_s": max(0.0, t_idle - t_row)}
 
             # the baseline: the engine alone (no browser, no widget), a row inserted from the kernel
-            code = (f"lat = engine_latency({args.clicks})\n"
-                    "print(json.dumps([statistics.median(lat), sorted(lat)[int(0.95 * (len(lat) - 1))]]))")
+            code = (f"res = [engine_latency({args.clicks}, first) for first in (None, 'f')]\n"
+                    "print(json.dumps([[statistics.median(x), sorted(x)[int(0.95 * (len(x) - 1))]]\n"
+                    "                  for r in res for x in r]))")
             editor = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-InputArea-editor")
             editor.click()
             page.keyboard.press("Control+a")
@@ -312,8 +326,11 @@ def main() -> None:
             page.keyboard.press("Control+Enter")
             _ran(page, 7, before)
             out = page.locator(PANEL).locator(".jp-CodeCell").nth(7).locator(".jp-OutputArea-output").last
-            p50, p95 = json.loads(out.inner_text().strip())
+            (p50, p95), (e50, e95), (f50, f95), (fe50, fe95) = json.loads(out.inner_text().strip())
             result["engine_insert_to_row_s"] = {"p50": p50, "p95": p95}
+            result["engine_insert_to_all_caught_up_s"] = {"p50": e50, "p95": e95}
+            result["engine_clicked_first_s"] = {"row": {"p50": f50, "p95": f95},
+                                                "all_caught_up": {"p50": fe50, "p95": fe95}}
             result["ratio_click_to_engine_p50"] = result["click_to_row_s"]["p50"] / p50
         finally:
             browser.close()
@@ -329,6 +346,11 @@ def main() -> None:
           f"(target 300 / 600); engine alone p50 {e['p50'] * 1000:.0f} ms, p95 {e['p95'] * 1000:.0f} ms "
           f"(ratio {result['ratio_click_to_engine_p50']:.2f}x); the kernel's answer to the click "
           f"p50 {a['p50'] * 1000:.0f} ms")
+    ea, cf = result["engine_insert_to_all_caught_up_s"], result["engine_clicked_first_s"]
+    print(f"    the engine alone, every query at once: row p50 {e['p50'] * 1000:.0f} ms, all five caught up "
+          f"p50 {ea['p50'] * 1000:.0f} ms (p95 {ea['p95'] * 1000:.0f}); the clicked view's query first: "
+          f"row p50 {cf['row']['p50'] * 1000:.0f} ms (p95 {cf['row']['p95'] * 1000:.0f}), all five caught up "
+          f"p50 {cf['all_caught_up']['p50'] * 1000:.0f} ms (p95 {cf['all_caught_up']['p95'] * 1000:.0f})")
     bp = result["browser_per_click"]
     print(f"    the browser, per click (a click every {bp['wall_s']:.2f} s): renderer main thread "
           f"{bp['main_thread_s'] * 1000:.0f} ms; {bp['kernel_messages']:.1f} kernel messages, {bp['kernel_kib']:.1f} KiB")

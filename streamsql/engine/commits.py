@@ -22,8 +22,10 @@ workbench's private state):
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
+import threading
 from typing import Callable, Iterable
 
 from .catalog import ERROR_STREAM, Event, LogEntry, Outcome
@@ -43,6 +45,7 @@ class Commits:
     def __init__(self, wb):
         self.wb = wb
         self._listeners: list[Callable] = []
+        self._local = threading.local()          # .first: see first()
 
     @property
     def in_process(self) -> bool:
@@ -70,7 +73,7 @@ class Commits:
                 self.write(tables)
             except BaseException as e:
                 self.undo(committed, e, f"the append of {len(outcomes)} event(s)")
-            self.publish(feeds)
+            self.publish(feeds, before=committed)
         self.announce(outcomes)
         return outcomes
 
@@ -136,19 +139,37 @@ class Commits:
                                    for s, es in entries.items() if es})
         wb.save_catalog()
 
-    def publish(self, feeds: Feeds) -> None:
+    def publish(self, feeds: Feeds, before: int | None = None) -> None:
         """Step 3, after the catalog commit: HEAD (readers may see the append), then the runtime
-        hears of ``feeds`` (``[(step, {stream: entries})]``, the events just committed)."""
+        hears of ``feeds`` (``[(step, {stream: entries})]``, the events just committed, after
+        step ``before``). Within :meth:`first`, the runtime may run that query first."""
         wb = self.wb
         head = wb.catalog.next_step - 1
+        rt = wb.started_runtime
+        first = getattr(self._local, "first", None)
         try:
-            wb.log.write_head(head)
+            if rt is None:
+                wb.log.write_head(head)
+            else:
+                rt.write_head(head, first, head if before is None else before,
+                              {s for _step, out in feeds for s in out})
         except OSError as e:   # committed all the same: the next commit or open rewrites HEAD
             log.warning("workspace %s: step %d is committed but log/HEAD could not be written (%s); "
                         "Spark queries see it after the next append", wb.path, head, e.strerror or e)
-        rt = wb.started_runtime
         if rt is not None:
             rt.notify(feeds, head)
+
+    @contextlib.contextmanager
+    def first(self, query: str | None):
+        """Appends made in this block (on this thread) come from the view of query ``query``
+        (its injector): the runtime may run that query before the others
+        (:meth:`Runtime.write_head <streamsql.engine.runtime.base.Runtime.write_head>`)."""
+        before = getattr(self._local, "first", None)
+        self._local.first = query
+        try:
+            yield
+        finally:
+            self._local.first = before
 
     def feeds(self, streams, start: int, end: int) -> Feeds:
         """The committed stream-log entries of ``streams`` with ``start < step <= end``, grouped

@@ -9,7 +9,11 @@ Commit protocol (so that the log never changes below an offset a reader has seen
 1. segment files are written to a temporary name, fsynced and renamed into place;
 2. the catalog snapshot (which records the committed step) is replaced;
 3. ``log/HEAD`` is replaced with the committed step.
-Readers only trust entries up to ``HEAD``. On open (:meth:`EventLog.recover`) the tail is
+Readers only trust entries up to ``HEAD``. A HEAD may also *hold back* its last steps from every
+query but one (``{"step": n, "first": "Q", "others": m}``: query Q reads up to n, the others up
+to m): a click in a view's injector runs that view's query first, then everyone else's
+(:mod:`~streamsql.engine.runtime.spark.holds`). The hold changes when queries see an event, never
+what they see; :func:`visible_head` reads it, everything else reads the committed step. On open (:meth:`EventLog.recover`) the tail is
 checked: a half-written segment (``*.tmp``), a segment past the catalog's committed step (a crash
 between 1 and 2) and a segment that is not a whole Arrow IPC file (truncated, or not Arrow at all)
 are moved to ``torn/`` beside ``log/`` with a warning naming the file, never read; HEAD is
@@ -36,6 +40,7 @@ import json
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,18 +143,36 @@ def _fsync_dir(d: Path) -> None:
 def read_head(root: Path) -> int:
     """The committed step readers may see (0 before the first append); ``{"step": n}``, or
     ``{"seq": n}`` as a version-1 workspace wrote it."""
+    return _read_head(root)[0]
+
+
+def visible_head(root: Path, query: str | None) -> int:
+    """The step the reader of query ``query`` may read up to: HEAD's step, or the step HEAD
+    holds the other queries at while one query reads first (see the module doc)."""
+    step, head = _read_head(root)
+    others = head.get("others")
+    if others is not None and head.get("first") != query and _is_step(others):
+        return min(step, others)
+    return step
+
+
+def _is_step(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _read_head(root: Path) -> tuple[int, dict]:
     p = Path(root) / "log" / "HEAD"
     try:
         head = json.loads(p.read_bytes())
         step = step_value(head)
     except FileNotFoundError:
-        return 0
+        return 0, {}
     except (ValueError, TypeError, KeyError) as e:
         raise WorkspaceError(f"{p}: not a log head ({type(e).__name__}: {str(e)[:100]}); reopen the "
                              f"workspace with its writer to rewrite it from catalog.json") from None
-    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+    if not _is_step(step):
         raise WorkspaceError(f"{p}: not a log head (step {step!r:.40})")
-    return step
+    return step, head
 
 
 def segment_problem(path: Path) -> str | None:
@@ -173,6 +196,18 @@ def segment_problem(path: Path) -> str | None:
     return None
 
 
+@dataclass(eq=False)
+class HeadHold:
+    """HEAD holds the other queries at step ``others`` while query ``first`` reads first."""
+    first: str
+    others: int
+
+
+def _head_json(step: int, hold: HeadHold | None) -> bytes:
+    d = {"step": step} if hold is None else {"step": step, "first": hold.first, "others": hold.others}
+    return json.dumps(d).encode()
+
+
 @dataclass
 class _Segment:
     first: int
@@ -194,6 +229,17 @@ class EventLog:
         #: after HEAD reached it sees every segment committed through it): no listing per poll
         self._listed: dict[str, int] = {}
         self._bad: set[Path] = set()     # damaged segments a read-only opener skips
+        #: what HEAD says, as this writer last wrote it (a commit and a hold's release take turns)
+        self._head_lock = threading.Lock()
+        self._head: int | None = None
+        self._hold: HeadHold | None = None
+
+    def __getstate__(self):        # a reader goes to Spark's Python processes: without the lock
+        return {k: v for k, v in self.__dict__.items() if k != "_head_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._head_lock = threading.Lock()
 
     # ------------------------------------------------------------------ writing
 
@@ -222,11 +268,26 @@ class EventLog:
             if late:
                 segs.sort(key=lambda x: (x.first, x.late))
 
-    def write_head(self, step: int) -> None:
-        """Step 3 of a commit: readers may now see entries up to ``step``."""
+    def write_head(self, step: int, hold: "HeadHold | None" = None) -> None:
+        """Step 3 of a commit: readers may now see entries up to ``step`` (with ``hold``: query
+        ``hold.first`` up to ``step``, the others up to ``hold.others`` until
+        :meth:`release_hold`)."""
         self._check_writable()
         self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.dir / "HEAD", json.dumps({"step": step}).encode(), self.durable)
+        with self._head_lock:
+            self._head, self._hold = step, hold
+            atomic_write(self.dir / "HEAD", _head_json(step, hold), self.durable)
+
+    def release_hold(self, hold: "HeadHold") -> bool:
+        """Let every query read up to the committed step, if ``hold`` is still the one in HEAD
+        (a later commit replaced it otherwise). The step is the one already made durable, so
+        the file is replaced without a sync. Returns whether it was."""
+        with self._head_lock:
+            if self._hold is not hold or self._head is None:
+                return False
+            self._hold = None
+            atomic_write(self.dir / "HEAD", _head_json(self._head, None), False)
+            return True
 
     def truncate_after(self, step: int) -> int:
         """Delete segments holding entries past ``step`` (an interrupted commit). Returns how many."""

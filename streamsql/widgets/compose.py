@@ -69,7 +69,7 @@ class WorkbenchView(StaticMixin, widgets.VBox):
             for s in q.plan.streams:
                 d = self.wb.catalog.streams.get(s)
                 if d is not None and not d.system:          # the error stream is written by the engine
-                    self.injectors[s] = Injector(self.wb, s)
+                    self.injectors[s] = Injector(self.wb, s, query=q.name)
         self.timeline = TimelineView(q, width=TIMELINE_WIDTH)
         self.steps = StepTable(q, limit=steps_limit, player=player,
                                base=player.base if player is not None else 0)

@@ -147,8 +147,11 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
     message_kind = Unicode("").tag(sync=True)       # "ok", "late" or "error"
     bad_fields = List().tag(sync=True)
 
-    def __init__(self, wb, stream: str, on_event: Callable | None = None):
+    def __init__(self, wb, stream: str, on_event: Callable | None = None, query: str | None = None):
         self.wb = wb
+        #: the query of the view this injector is part of: its events run it first
+        #: (Commits.first: only when the others see them changes)
+        self.query = query
         d = wb.catalog.stream(stream)
         self.fields = list(d.fields)
         self._callbacks: list[Callable] = [on_event] if on_event else []
@@ -238,6 +241,10 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
 
     def _apply(self, msg: dict):
         """Do what one click (or a cell) asks, with the values it carries; say what happened."""
+        with self.wb.commits.first(self.query):
+            return self._apply_op(msg)
+
+    def _apply_op(self, msg: dict):
         op = msg.get("op")
         producer = _producer(msg.get("producer"))
         try:

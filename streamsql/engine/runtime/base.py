@@ -59,6 +59,12 @@ class Runtime(ABC):
         stream, OperatorError)`` for rows an operator refused."""
         return []
 
+    def write_head(self, head: int, first: str | None, before: int, streams) -> None:
+        """Step 3 of a commit of the steps ``(before, head]`` (events of ``streams``): let
+        queries read them. ``first``: the query of the view whose injector sent them, which a
+        runtime may run before the others (only its timing changes); here every query at once."""
+        self.wb.log.write_head(head)
+
     def notify(self, feeds: list, head: int) -> None:
         """After a commit: ``feeds`` are the events just committed, ``head`` the last step."""
 

@@ -38,6 +38,14 @@ class SparkRuntime(Runtime):
         self.through: dict[str, int] = {}
         self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
         self._initializing = None       # the last query started, until its sources are initialized
+        self._holds = None              # holds.Holds: the clicked view's query first, made on first use
+
+    @property
+    def holds(self):
+        if self._holds is None:
+            from .holds import Holds
+            self._holds = Holds(self.wb.log)
+        return self._holds
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -104,6 +112,8 @@ class SparkRuntime(Runtime):
             end = _batch_end(folder, res.batch_id)
             if end is not None:     # after the delivery: "caught up" means the views can show it
                 self.through[q.name] = max(self.through.get(q.name, -1), end)
+                if self._holds is not None:
+                    self._holds.delivered(q.name, self.through[q.name])
 
         connect = is_connect(spark)
         self._previous_initialized()
@@ -140,6 +150,17 @@ class SparkRuntime(Runtime):
             _sources_initialized(self._initializing)
             self._initializing = None
 
+    def write_head(self, head: int, first: str | None, before: int, streams) -> None:
+        """HEAD, holding the other queries back while the clicked view's query reads first
+        (holds.py) when that query runs here and reads one of ``streams``."""
+        entry = self.running.get(first) if first is not None else None
+        if entry is None or not set(entry[1].streams) & set(streams):
+            first = None
+        if first is None and self._holds is None:
+            self.wb.log.write_head(head)
+            return
+        self.holds.publish(head, first, before)
+
     def notify(self, feeds, head: int) -> None:
         pass  # Spark's source polls the log's HEAD
 
@@ -151,6 +172,8 @@ class SparkRuntime(Runtime):
         if entry is None:
             return
         _q, sq, handle = entry
+        if self._holds is not None:     # a query held back would look caught up to Spark
+            self._holds.release()
         # the blocking Spark call runs in a helper thread: an interrupt of the caller (the kernel's
         # SIGINT) then ends only the waiting, never a py4j call half-way (which would leave the
         # gateway connection out of step) and never Spark's jobs
@@ -212,6 +235,8 @@ class SparkRuntime(Runtime):
 
     def stop(self, q) -> None:
         self._end_startup(q)
+        if self._holds is not None:
+            self._holds.release()
         entry = self.running.pop(q.name, None)
         follower = self.followers.pop(q.name, None)
         self.through.pop(q.name, None)
@@ -229,6 +254,8 @@ class SparkRuntime(Runtime):
 
     def close(self) -> None:
         self._initializing = None
+        if self._holds is not None:
+            self._holds.release()
         for name in list(self.twins):
             self.twins.pop(name).stop()
         for name in list(self.running):

@@ -106,7 +106,7 @@ class SparkQuery:
                     if lf.stream is not None and lf.stream not in streams:
                         streams.append(lf.stream)
         self.streams = streams
-        spec = {"root": str(wb.path), "start": q.start_step, "max_events": batch_events or 0,
+        spec = {"root": str(wb.path), "query": q.name, "start": q.start_step, "max_events": batch_events or 0,
                 "parallel": wb.reader == "parallel", "parallelism": os.cpu_count() or 2,
                 "partition_events": getattr(wb, "partition_events", None), "trace_steps": self.trace,
                 "streams": [{"uid": cat.streams[s].uid,

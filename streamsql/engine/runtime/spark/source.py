@@ -26,7 +26,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from ...log import EventLog, entry_schema, read_head, step_value
+from ...log import EventLog, entry_schema, step_value, visible_head
 from ...plan import Field
 from ...types import SqlType, arrow_type
 from .framecode import FrameCode
@@ -73,6 +73,7 @@ class LogReader:
 
     def __init__(self, spec: dict):
         self.root = spec["root"]
+        self.query = spec.get("query")
         self.streams = [(s["uid"], [Field(f["name"], SqlType.from_json(f["type"])) for f in s["fields"]])
                         for s in spec["streams"]]
         self.log = EventLog(self.root)
@@ -84,7 +85,8 @@ class LogReader:
         self.trace_steps = int(spec.get("trace_steps") or 0)
 
     def head(self) -> int:
-        return read_head(self.root)
+        """The last step this query may read (HEAD may hold it back while another reads first)."""
+        return visible_head(self.root, self.query)
 
     def has_events(self, start: int, end: int) -> bool:
         """Whether one of the query's streams has an event in ``(start, end]``: events of other
@@ -201,7 +203,7 @@ def register(spark) -> None:
 
         def latestOffset(self, start=None, limit=None):
             s = offset_step(start) if start else int(self.spec["start"])
-            end = self._reader().end_of_batch(s, read_head(self.spec["root"]), self.max_events)
+            end = self._reader().end_of_batch(s, self._reader().head(), self.max_events)
             return start if start and end == s else {"step": end}
 
         def partitions(self, start, end):

@@ -1,0 +1,89 @@
+"""The clicked view first: an event sent from a view's injector runs that view's query before
+the other queries that read the stream.
+
+Every query that reads a stream runs a micro-batch for each of its events, and on a small
+machine those micro-batches share its cores: with five views over one stream, the row a click
+sends reaches its own view only when all five batches are nearly done. So the commit of a click
+writes HEAD with a *hold* (:class:`~streamsql.engine.log.HeadHold`): the clicked view's query
+reads the new step at once, the others see HEAD as it was before the click until that query has
+delivered the step, or :data:`MAX_HOLD_S` has passed, or anything waits for a query. A later
+click into the same view keeps the others where they were (within the same time limit); any
+other commit ends the hold.
+
+A hold changes only when the other queries read the event, never what they read or release:
+each still reads every event, in order, one committed step at a time.
+"""
+from __future__ import annotations
+
+import threading
+
+from ...log import EventLog, HeadHold
+
+#: the longest the other queries wait for the clicked view's query (a query that is starting,
+#: or failing, must not keep everyone else waiting)
+MAX_HOLD_S = 0.5
+
+
+class Holds:
+    """The hold in the HEAD of ``log``, and when it ends."""
+
+    def __init__(self, log: EventLog):
+        self.log = log
+        self._lock = threading.Lock()
+        self.current: HeadHold | None = None
+        self._upto = 0                      # the last step the clicked query must deliver
+        self._timer: threading.Timer | None = None
+        self.max_hold_s = MAX_HOLD_S
+
+    def publish(self, head: int, first: str | None, before: int) -> None:
+        """Write HEAD for a commit of the steps ``(before, head]``; ``first``: the query to run
+        first (None: every query at once, which ends a hold)."""
+        with self._lock:
+            cur = self.current
+            if first is None:
+                hold = None
+            elif cur is not None and cur.first == first:
+                hold = HeadHold(first, cur.others)      # the same view again: the others stay
+            else:
+                hold = HeadHold(first, before)
+            self.log.write_head(head, hold)
+            if hold is None or cur is None or cur.first != first:
+                self._cancel_timer()
+                if hold is not None:
+                    self._timer = threading.Timer(self.max_hold_s, self._expire, args=(hold,))
+                    self._timer.daemon = True
+                    self._timer.start()
+            self.current, self._upto = hold, head
+
+    def delivered(self, query: str, through: int) -> None:
+        """Query ``query`` delivered the steps up to ``through``: the hold for it ends once that
+        reaches the last step it was held for."""
+        with self._lock:
+            cur = self.current
+            if cur is not None and cur.first == query and through >= self._upto:
+                self._release(cur)
+
+    def release(self) -> None:
+        """End the hold now (a wait for a query, a query stopped, the runtime closed)."""
+        with self._lock:
+            if self.current is not None:
+                self._release(self.current)
+
+    def _expire(self, hold: HeadHold) -> None:
+        with self._lock:
+            if self.current is hold or (self.current is not None and self.current.first == hold.first
+                                        and self.current.others == hold.others):
+                self._release(self.current)
+
+    def _release(self, hold: HeadHold) -> None:
+        self.current = None
+        self._cancel_timer()
+        try:
+            self.log.release_hold(hold)
+        except OSError:       # HEAD stays as it was; the next commit rewrites it
+            pass
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
