@@ -96,9 +96,9 @@ OVER = ("SELECT STREAM ROWTIME, A, V, SUM(V) OVER (PARTITION BY A RANGE INTERVAL
 FILTER = "SELECT STREAM ROWTIME, A, V FROM S WHERE V > 0"
 
 
-def _run(wb, first, n=4):
-    """Insert ``n`` rows (from the view of ``first``); per insert, the order in which the two
-    queries delivered its micro-batch."""
+def _run(wb, first, n=4, insert=None):
+    """Insert ``n`` rows (from the view of ``first``, or with ``insert(k)``); per insert, the
+    order in which the two queries delivered its micro-batch."""
     o, f = wb.queries["o"], wb.queries["f"]
     order: list[str] = []
     o.on_progress(lambda: order.append("o"))
@@ -106,8 +106,11 @@ def _run(wb, first, n=4):
     orders = []
     for k in range(n):
         order.clear()
-        with wb.commits.first(first):
-            wb.insert("S", {"A": 1, "V": 10 + k})
+        if insert is not None:
+            insert(k)
+        else:
+            with wb.commits.first(first):
+                wb.insert("S", {"A": 1, "V": 10 + k})
         deadline = time.monotonic() + 60
         while len(order) < 2 and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -151,3 +154,24 @@ def test_a_wait_ends_the_hold(wb_spark):
         assert [r.values for r in f.rows][-1] == (2, 5 + k)
     o.wait()
     assert [r.values[2] for r in o.rows] == [5, 11, 18]
+
+
+def test_a_click_in_a_workbench_runs_its_query_first(wb_spark):
+    """The injector of a query's workbench sends its events as that query's (what a click does)."""
+    from streamsql.widgets.compose import WorkbenchView
+    wb = wb_spark
+    wb.execute("CREATE STREAM S (A INTEGER, V INTEGER)")
+    o = wb.query(OVER, name="o")
+    wb.query(FILTER, name="f")
+    wb.runtime.holds.max_hold_s = 60
+    wb.insert("S", {"A": 1, "V": 1}, rowtime="2006-10-10 10:00:00")
+    for q in wb.queries.values():
+        q.wait()
+    inj = WorkbenchView(o).injectors["S"]
+    assert inj.query == "o"
+
+    def click(k):
+        inj.inputs["A"].value = "1"
+        inj.inputs["V"].value = str(10 + k)
+        assert inj.insert() is not None, inj.last_message
+    assert _run(wb, None, 3, click) == [["o", "f"]] * 3
