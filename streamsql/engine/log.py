@@ -13,8 +13,9 @@ Readers only trust entries up to ``HEAD``. A HEAD may also *hold back* its last 
 query but one (``{"step": n, "first": "Q", "others": m}``: query Q reads up to n, the others up
 to m): a click in a view's injector runs that view's query first, then everyone else's
 (:mod:`~streamsql.engine.runtime.spark.holds`). The hold changes when queries see an event, never
-what they see; :func:`visible_head` reads it, everything else reads the committed step. On open (:meth:`EventLog.recover`) the tail is
-checked: a half-written segment (``*.tmp``), a segment past the catalog's committed step (a crash
+what they see; :func:`visible_head` reads it, everything else reads the committed step, and the
+writer's open rewrites HEAD without it. On open (:meth:`EventLog.recover`) the tail is checked:
+a half-written segment (``*.tmp``), a segment past the catalog's committed step (a crash
 between 1 and 2) and a segment that is not a whole Arrow IPC file (truncated, or not Arrow at all)
 are moved to ``torn/`` beside ``log/`` with a warning naming the file, never read; HEAD is
 rewritten from the catalog (a crash between 2 and 3, or a missing or damaged HEAD). A segment that
