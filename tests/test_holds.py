@@ -7,7 +7,9 @@ import json
 import threading
 import time
 
-from streamsql.engine.log import EventLog, read_head, visible_head
+import pytest
+
+from streamsql.engine.log import EventLog, HeadHold, read_head, visible_head
 from streamsql.engine.runtime.spark.holds import Holds
 
 
@@ -41,19 +43,55 @@ def test_a_hold_and_what_ends_it(tmp_path):
 
 
 def test_a_hold_ends_by_itself(tmp_path):
+    """Clicks into one view for longer than the limit: the limit counts from the hold's first
+    click, so the others move on while the clicks go on."""
     log = EventLog(tmp_path, durable=False)
     h = Holds(log)
-    h.max_hold_s = 0.3
+    h.max_hold_s = 1.0
     h.publish(3, "F", 2)
     assert visible_head(tmp_path, "G") == 2
-    # clicks into the same view keep coming: the limit counts from the first, so the others move on
-    for step in (4, 5, 6):
-        time.sleep(0.05)
+    seen, step = [], 3
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 3.0:
+        time.sleep(0.1)
+        step += 1
         h.publish(step, "F", step - 1)
+        seen.append(visible_head(tmp_path, "G"))
+    assert max(seen) > 2                      # moved on during the clicks (a restarted limit never would)
     deadline = time.monotonic() + 5
-    while visible_head(tmp_path, "G") != 6 and time.monotonic() < deadline:
+    while visible_head(tmp_path, "G") != step and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert visible_head(tmp_path, "G") == 6 and h.current is None
+    assert visible_head(tmp_path, "G") == step and h.current is None
+
+
+def test_a_stale_release_changes_nothing(tmp_path):
+    log = EventLog(tmp_path, durable=False)
+    old = HeadHold("F", 4)
+    log.write_head(5, old)
+    log.write_head(6, None)
+    assert log.release_hold(old) is False and _head(tmp_path) == {"step": 6}
+    new = HeadHold("F", 6)
+    log.write_head(7, new)
+    assert log.release_hold(old) is False and _head(tmp_path)["others"] == 6
+    assert log.release_hold(new) is True and _head(tmp_path) == {"step": 7}
+
+
+def test_a_head_that_cannot_be_written(tmp_path):
+    """A failed write leaves HEAD and the hold as they were, and the next release writes HEAD."""
+    log = EventLog(tmp_path, durable=False)
+    h = Holds(log)
+    h.max_hold_s = 30
+    h.publish(5, "F", 4)
+    block = tmp_path / "log" / "HEAD.tmp"      # where HEAD is written before its rename
+    block.mkdir()
+    with pytest.raises(OSError):
+        h.publish(6, "G", 5)
+    assert _head(tmp_path) == {"step": 5, "first": "F", "others": 4}
+    h.release()                                # fails too: still held, nothing lost
+    assert h.current is not None and visible_head(tmp_path, "G") == 4
+    block.rmdir()
+    h.release()
+    assert _head(tmp_path) == {"step": 5} and h.current is None
 
 
 def test_a_release_never_undoes_a_later_commit(tmp_path):
@@ -175,3 +213,21 @@ def test_a_click_in_a_workbench_runs_its_query_first(wb_spark):
         inj.inputs["V"].value = str(10 + k)
         assert inj.insert() is not None, inj.last_message
     assert _run(wb, None, 3, click) == [["o", "f"]] * 3
+
+
+def test_no_hold_for_a_stream_the_query_does_not_read_and_a_stop_ends_one(wb_spark):
+    wb = wb_spark
+    wb.execute("CREATE STREAM S (A INTEGER, V INTEGER); CREATE STREAM T (A INTEGER)")
+    o = wb.query(OVER, name="o")
+    wb.query("SELECT STREAM ROWTIME, A FROM T", name="t")
+    wb.runtime.holds.max_hold_s = 60
+    wb.insert("S", {"A": 1, "V": 1}, rowtime="2006-10-10 10:00:00")
+    o.wait()
+    with wb.commits.first("o"):
+        wb.insert("T", {"A": 1})
+    assert _head(wb.path) == {"step": wb.last_step}
+    with wb.commits.first("o"):
+        wb.insert("S", {"A": 1, "V": 2})
+    o.stop()                                   # it will never deliver: the others go on at once
+    assert _head(wb.path) == {"step": wb.last_step}
+    wb.queries["t"].wait()

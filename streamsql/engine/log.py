@@ -276,8 +276,8 @@ class EventLog:
         self._check_writable()
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._head_lock:
-            self._head, self._hold = step, hold
             atomic_write(self.dir / "HEAD", _head_json(step, hold), self.durable)
+            self._head, self._hold = step, hold          # what the file says (not if it failed)
 
     def release_hold(self, hold: "HeadHold") -> bool:
         """Let every query read up to the committed step, if ``hold`` is still the one in HEAD
@@ -286,8 +286,8 @@ class EventLog:
         with self._head_lock:
             if self._hold is not hold or self._head is None:
                 return False
-            self._hold = None
             atomic_write(self.dir / "HEAD", _head_json(self._head, None), False)
+            self._hold = None
             return True
 
     def truncate_after(self, step: int) -> int:

@@ -241,10 +241,6 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
 
     def _apply(self, msg: dict):
         """Do what one click (or a cell) asks, with the values it carries; say what happened."""
-        with self.wb.commits.first(self.query):
-            return self._apply_op(msg)
-
-    def _apply_op(self, msg: dict):
         op = msg.get("op")
         producer = _producer(msg.get("producer"))
         try:
@@ -258,8 +254,9 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
                     at = self.wb.rowtime_of(self.stream, t, producer)
                 except StreamSqlError as e:
                     return self._refused(str(e), [BOUND])
-                return self._done(self.wb.punctuate(self.stream, at, strict=bool(msg.get("strict")),
-                                                    producer=producer))
+                with self.wb.commits.first(self.query):
+                    o = self.wb.punctuate(self.stream, at, strict=bool(msg.get("strict")), producer=producer)
+                return self._done(o)
             if op == "attach":
                 name = str(msg.get("name") or "").strip()
                 if not name:
@@ -287,7 +284,8 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
             at = self.wb.rowtime_of(self.stream, text or None, producer)
         except StreamSqlError as e:
             raise _with_fields(e, [ROWTIME]) from None
-        return self.wb.insert(self.stream, values, rowtime=at, producer=producer)
+        with self.wb.commits.first(self.query):
+            return self.wb.insert(self.stream, values, rowtime=at, producer=producer)
 
     def _done(self, o):
         self.last_outcome = o

@@ -154,7 +154,8 @@ class SparkRuntime(Runtime):
         """HEAD, holding the other queries back while the clicked view's query reads first
         (holds.py) when that query runs here and reads one of ``streams``."""
         entry = self.running.get(first) if first is not None else None
-        if entry is None or not set(entry[1].streams) & set(streams):
+        if (entry is None or entry[0].error is not None or not set(entry[1].streams) & set(streams)
+                or first not in self.through):    # no delivery seen yet, or none it can report
             first = None
         if first is None and self._holds is None:
             self.wb.log.write_head(head)
@@ -182,7 +183,14 @@ class SparkRuntime(Runtime):
 
         def run():
             try:
-                handle.processAllAvailable()
+                # processAllAvailable returns at the first trigger that finds nothing new, which
+                # may have read HEAD before the last commit (or a hold's end): until caught up
+                # (through Connect the sink's files arrive later: the follower waits for them below)
+                remote = self.followers.get(q.name) is not None
+                for _ in range(100):
+                    handle.processAllAvailable()
+                    if remote or self.through.get(q.name) is None or self.caught_up(q):
+                        break
             except Exception as e:  # reported below
                 err.append(e)
             done.set()
@@ -296,7 +304,8 @@ class SparkRuntime(Runtime):
         if old is not None:
             old.stop()
         self._previous_initialized()
-        twin = self.twins[q.name] = SparkTwin(self._spark(), folder, shape, delay_ms, start)
+        twin = self.twins[q.name] = SparkTwin(self._spark(), folder, shape, delay_ms, start,
+                                              before_start=self._previous_initialized)
         return twin
 
     def explain(self, q) -> str:

@@ -46,14 +46,18 @@ class Holds:
                 hold = HeadHold(first, cur.others)      # the same view again: the others stay
             else:
                 hold = HeadHold(first, before)
-            self.log.write_head(head, hold)
+            self.log.write_head(head, hold)       # raises (OSError) with HEAD and this as they were
+            self.current, self._upto = hold, head
             if hold is None or cur is None or cur.first != first:
                 self._cancel_timer()
                 if hold is not None:
                     self._timer = threading.Timer(self.max_hold_s, self._expire, args=(hold,))
                     self._timer.daemon = True
-                    self._timer.start()
-            self.current, self._upto = hold, head
+                    try:
+                        self._timer.start()
+                    except RuntimeError:        # no thread to be had: hold nobody back
+                        self._timer = None
+                        self._release(hold)
 
     def delivered(self, query: str, through: int) -> None:
         """Query ``query`` delivered the steps up to ``through``: the hold for it ends once that
@@ -76,12 +80,12 @@ class Holds:
                 self._release(self.current)
 
     def _release(self, hold: HeadHold) -> None:
-        self.current = None
         self._cancel_timer()
         try:
             self.log.release_hold(hold)
-        except OSError:       # HEAD stays as it was; the next commit rewrites it
-            pass
+        except OSError:       # HEAD stays held: the next wait, release or commit writes it again
+            return
+        self.current = None
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

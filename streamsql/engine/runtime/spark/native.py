@@ -200,7 +200,7 @@ class SparkTwin:
     """One running twin: feed it events, one step (one micro-batch, and the no-data batch Spark
     may add) at a time; it returns what each step did."""
 
-    def __init__(self, spark, folder: Path, shape: NativeShape, delay_ms: int, start: int):
+    def __init__(self, spark, folder: Path, shape: NativeShape, delay_ms: int, start: int, before_start=None):
         register(spark)
         self.spark = spark
         self.folder = folder
@@ -217,12 +217,15 @@ class SparkTwin:
         self.last_batch = -1
         self.delay_ms = delay_ms
         self.sq = None      # started by the first step (see _start)
+        self._before_start = before_start    # the runtime's wait for the last query's sources
 
     def _start(self) -> None:
         """Start Spark's query once ``HEAD`` holds the first step. Started before, its first
         trigger could see ``HEAD`` still at ``START`` and run an empty batch 0 (an offset never
         committed counts as new data), or not, as the threads happen to run: every batch
         number after it would then differ by one from run to run."""
+        if self._before_start is not None:
+            self._before_start()
         src = (self.spark.readStream.format(NAME).option("dir", str(self.folder))
                .option("ddl", _ddl(self.schema, self.shape)).load())
         root = _Build(src, self.shape, self.delay_ms).frame(self.shape.plan.root)
