@@ -279,6 +279,11 @@ class EventLog:
             atomic_write(self.dir / "HEAD", _head_json(step, hold), self.durable)
             self._head, self._hold = step, hold          # what the file says (not if it failed)
 
+    @property
+    def hold(self) -> "HeadHold | None":
+        """The hold in HEAD as this writer last wrote it (None: every query reads up to the step)."""
+        return self._hold
+
     def release_hold(self, hold: "HeadHold") -> bool:
         """Let every query read up to the committed step, if ``hold`` is still the one in HEAD
         (a later commit replaced it otherwise). The step is the one already made durable, so

@@ -15,6 +15,7 @@ from ...errors import StreamSqlError
 from ...paths import under
 from ...tempdirs import temporary_dir
 from ..base import Runtime
+from .holds import Holds
 from .pipeline import SparkQuery
 from .session import get_remote_session, get_session, is_connect
 from .source import offset_step
@@ -38,14 +39,7 @@ class SparkRuntime(Runtime):
         self.through: dict[str, int] = {}
         self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
         self._initializing = None       # the last query started, until its sources are initialized
-        self._holds = None              # holds.Holds: the clicked view's query first, made on first use
-
-    @property
-    def holds(self):
-        if self._holds is None:
-            from .holds import Holds
-            self._holds = Holds(self.wb.log)
-        return self._holds
+        self.holds = Holds(wb.log)      # the clicked view's query first (holds.py)
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
@@ -112,8 +106,7 @@ class SparkRuntime(Runtime):
             end = _batch_end(folder, res.batch_id)
             if end is not None:     # after the delivery: "caught up" means the views can show it
                 self.through[q.name] = max(self.through.get(q.name, -1), end)
-                if self._holds is not None:
-                    self._holds.delivered(q.name, self.through[q.name])
+                self.holds.delivered(q.name, self.through[q.name])
 
         connect = is_connect(spark)
         self._previous_initialized()
@@ -157,9 +150,6 @@ class SparkRuntime(Runtime):
         if (entry is None or entry[0].error is not None or not set(entry[1].streams) & set(streams)
                 or first not in self.through):    # no delivery seen yet, or none it can report
             first = None
-        if first is None and self._holds is None:
-            self.wb.log.write_head(head)
-            return
         self.holds.publish(head, first, before)
 
     def notify(self, feeds, head: int) -> None:
@@ -173,8 +163,7 @@ class SparkRuntime(Runtime):
         if entry is None:
             return
         _q, sq, handle = entry
-        if self._holds is not None:     # a query held back would look caught up to Spark
-            self._holds.release()
+        self.holds.release()            # a query held back would look caught up to Spark
         # the blocking Spark call runs in a helper thread: an interrupt of the caller (the kernel's
         # SIGINT) then ends only the waiting, never a py4j call half-way (which would leave the
         # gateway connection out of step) and never Spark's jobs
@@ -243,8 +232,7 @@ class SparkRuntime(Runtime):
 
     def stop(self, q) -> None:
         self._end_startup(q)
-        if self._holds is not None:
-            self._holds.release()
+        self.holds.release()
         entry = self.running.pop(q.name, None)
         follower = self.followers.pop(q.name, None)
         self.through.pop(q.name, None)
@@ -262,8 +250,7 @@ class SparkRuntime(Runtime):
 
     def close(self) -> None:
         self._initializing = None
-        if self._holds is not None:
-            self._holds.release()
+        self.holds.release()
         for name in list(self.twins):
             self.twins.pop(name).stop()
         for name in list(self.running):
@@ -303,7 +290,6 @@ class SparkRuntime(Runtime):
         old = self.twins.pop(q.name, None)
         if old is not None:
             old.stop()
-        self._previous_initialized()
         twin = self.twins[q.name] = SparkTwin(self._spark(), folder, shape, delay_ms, start,
                                               before_start=self._previous_initialized)
         return twin

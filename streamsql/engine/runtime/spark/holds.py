@@ -30,10 +30,14 @@ class Holds:
     def __init__(self, log: EventLog):
         self.log = log
         self._lock = threading.Lock()
-        self.current: HeadHold | None = None
         self._upto = 0                      # the last step the clicked query must deliver
         self._timer: threading.Timer | None = None
         self.max_hold_s = MAX_HOLD_S
+
+    @property
+    def current(self) -> HeadHold | None:
+        """The hold in HEAD now (the log keeps it: a write that failed changed neither)."""
+        return self.log.hold
 
     def publish(self, head: int, first: str | None, before: int) -> None:
         """Write HEAD for a commit of the steps ``(before, head]``; ``first``: the query to run
@@ -43,12 +47,12 @@ class Holds:
             if first is None:
                 hold = None
             elif cur is not None and cur.first == first:
-                hold = HeadHold(first, cur.others)      # the same view again: the others stay
+                hold = cur                      # the same view again: the others stay, the limit too
             else:
                 hold = HeadHold(first, before)
-            self.log.write_head(head, hold)       # raises (OSError) with HEAD and this as they were
-            self.current, self._upto = hold, head
-            if hold is None or cur is None or cur.first != first:
+            self.log.write_head(head, hold)       # raises (OSError) with HEAD and the hold as they were
+            self._upto = head
+            if hold is not cur:
                 self._cancel_timer()
                 if hold is not None:
                     self._timer = threading.Timer(self.max_hold_s, self._expire, args=(hold,))
@@ -75,17 +79,15 @@ class Holds:
 
     def _expire(self, hold: HeadHold) -> None:
         with self._lock:
-            if self.current is hold or (self.current is not None and self.current.first == hold.first
-                                        and self.current.others == hold.others):
-                self._release(self.current)
+            if self.current is hold:
+                self._release(hold)
 
     def _release(self, hold: HeadHold) -> None:
         self._cancel_timer()
         try:
             self.log.release_hold(hold)
         except OSError:       # HEAD stays held: the next wait, release or commit writes it again
-            return
-        self.current = None
+            pass
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
