@@ -83,6 +83,11 @@ INSTALL_HINT = (
 #: quick compiler"); Spark's JVM-only hot loops (a batch window function over millions of rows)
 #: run several times slower, so a long run of those wants ``full``.
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
+#: With C1 alone HotSpot sizes its code cache for a short client program: 48 MB instead of 240 MB.
+#: An engine that lives for hours and plans hundreds of queries (the shared engine of a test
+#: session, a day of lessons) fills that, and the JVM then fails a query with "Out of space in
+#: CodeCache for adapters". So the quick compiler keeps the full compilers' code cache.
+CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
 
 
 def jit_options(extra: str = "") -> str:
@@ -95,7 +100,7 @@ def jit_options(extra: str = "") -> str:
                              "the C1 compiler alone) or 'full' (C1 and C2)")
     if mode == "full" or "TieredStopAtLevel" in extra or "TieredCompilation" in extra:
         return ""
-    return QUICK_JIT
+    return QUICK_JIT if "ReservedCodeCacheSize" in extra else f"{QUICK_JIT} {CODE_CACHE}"
 
 
 class JavaNotFound(RuntimeError):
