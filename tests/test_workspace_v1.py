@@ -71,14 +71,17 @@ def more(wb: Workbench) -> None:
 
 
 def snapshot(wb: Workbench) -> dict:
-    """What a workspace holds and its queries released, in this version's names."""
+    """What a workspace holds and its queries released, in this version's names. The queries are
+    waited for first: on Spark a calculator error reaches ``ERRORS`` after its event's commit
+    (an error-only commit, when its batch is delivered), so a log read before the wait may miss it."""
+    for q in wb.queries.values():
+        q.wait()
     out = {"last": wb.last_step, "clocks": wb.clocks(), "streams": wb.streams(),
            "producers": {n: wb.catalog.producer_clocks(n) for n in wb.catalog.streams},
            "journal": [vars(e) for e in wb.journal.events()], "log": {}, "queries": {}}
     for n, d in wb.catalog.streams.items():
         out["log"][n] = wb.log.read(d.uid, entry_schema(d.fields), 0, wb.last_step).to_pylist()
     for n, q in sorted(wb.queries.items()):
-        q.wait()
         out["queries"][n] = (q.start_step, q.running, q.error, [(r.step, r.rowtime, r.values) for r in q.rows],
                              q.bounds, [(e.step, e.name, e.message) for e in q.errors])
     return out
