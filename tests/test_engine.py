@@ -157,7 +157,7 @@ def test_engine_stop_under_a_running_query_loses_nothing(tmp_path):
     d = tmp_path / "engine"
     with running_engine(d) as info:
         wb = streamsql.Workbench(tmp_path / "ws", remote=info.url)
-        wb.execute("CREATE STREAM S (k INTEGER, x INTEGER)")
+        wb.execute("CREATE STREAM S (k INTEGER, x INTEGER); CREATE TABLE P (k INTEGER); INSERT INTO P (k) VALUES (1)")
         q = wb.query("SELECT STREAM FLOOR(S.ROWTIME TO MINUTE) AS m, k, SUM(x) AS t FROM S "
                      "GROUP BY FLOOR(S.ROWTIME TO MINUTE), k", name="totals")
         wb.insert("S", {"k": 1, "x": 5}, rowtime=DAY + "10:00:00")
@@ -166,6 +166,13 @@ def test_engine_stop_under_a_running_query_loses_nothing(tmp_path):
         assert [r.values[1:] for r in q.rows] == [(1, 5)]
         from streamsql.engine.runtime.spark import server
         server.stop(d)
+        from streamsql.engine.errors import StreamSqlError
+        t0 = time.monotonic()
+        with pytest.raises(StreamSqlError) as err:      # a relational query: one line, never gRPC's repr
+            wb.execute("SELECT k FROM P WHERE k > 0")
+        assert time.monotonic() - t0 < 60
+        said = str(err.value)
+        assert "\n" not in said and ("went away" in said or "cannot open a Spark Connect session" in said), said
         deadline = time.monotonic() + 60
         while q.error is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -275,6 +282,51 @@ def test_a_stream_the_server_cut_reads_as_the_engine_went_away(cut):
     # a failure of the query itself (pyspark's wrapped error) keeps its own text
     other = _connect_message(RuntimeError("[DIVIDE_BY_ZERO] Division by zero."), "sc://127.0.0.1:1")
     assert other == "[DIVIDE_BY_ZERO] Division by zero."
+
+
+def _aborted_call(details: str, code: str = "UNKNOWN"):
+    """The error a gRPC call gets from a server that ends it with ``code`` and ``details``."""
+    from concurrent import futures
+
+    import grpc
+
+    def call(_req, ctx):
+        ctx.abort(getattr(grpc.StatusCode, code), details)
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "probe", {"Call": grpc.unary_unary_rpc_method_handler(call)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            with pytest.raises(grpc.RpcError) as err:
+                ch.unary_unary("/probe/Call")(b"", timeout=30)
+    finally:
+        server.stop(grace=0)
+    return err.value
+
+
+@pytest.mark.parametrize("details, what", [("Out of space in CodeCache for adapters", "room for compiled code"),
+                                           ("Java heap space", "memory")])
+def test_a_jvm_out_of_room_says_which_engine_to_restart_and_how(details, what):
+    """A JVM that ran out of room fails every later query until it restarts (CI's shared engine:
+    "Out of space in CodeCache for adapters" through an ended RPC). The message says so, names
+    the engine and how to restart it, instead of "the engine went away" (it is up) or gRPC's repr."""
+    from streamsql.engine.runtime.spark.driver import _connect_message, _spark_message
+    e = _aborted_call(details)
+    shared = _connect_message(e, "sc://127.0.0.1:1/;token=secret", shared=True)
+    assert shared.startswith(f"the shared engine: its JVM ran out of {what} ({details}); "
+                             "restart it with `streamsql engine stop`"), shared
+    assert "went away" not in shared and "secret" not in shared and "\n" not in shared
+    theirs = _connect_message(e, "sc://127.0.0.1:1/;token=secret", query="relational")
+    assert theirs.startswith("the Spark Connect server at sc://127.0.0.1:1") and "needs a restart" in theirs, theirs
+    assert "secret" not in theirs
+    here = _spark_message(RuntimeError(f"An error occurred while calling o1.collect.\n: java.lang.OutOfMemoryError: "
+                                       f"{details}\n\tat org.apache.spark.Foo.bar(Foo.scala:1)"))
+    assert here.startswith("this process's Spark: its JVM ran out of") and "restart the kernel" in here, here
+    # a gRPC error that is not the JVM's: the engine went away, as before
+    assert "went away" in _connect_message(_aborted_call("Socket closed", "UNAVAILABLE"), "sc://127.0.0.1:1")
 
 
 def test_caught_up_through_connect_reads_the_offset_log_not_the_server(tmp_path, engine):

@@ -115,11 +115,11 @@ class SparkRuntime(Runtime):
         if connect:
             from .follow import SinkFollower
 
-            url = self.url
+            url, shared = self.url, self._shared()
 
             def failed(e):
                 if q.error is None:
-                    q.error = _connect_message(e, url)
+                    q.error = _connect_message(e, url, shared)
                 q.running = False
                 q._state_changed()
 
@@ -201,7 +201,8 @@ class SparkRuntime(Runtime):
         except Exception as e:
             self._end_startup(q)
             if q.error is None:
-                q.error = _connect_message(e, self.url) if self.followers.get(q.name) else _spark_message(e)
+                q.error = (_connect_message(e, self.url, self._shared()) if self.followers.get(q.name)
+                           else _spark_message(e))
             q.running = False
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
@@ -267,7 +268,21 @@ class SparkRuntime(Runtime):
 
     def relational(self, root) -> list[tuple]:
         from .relational import SparkRelational
-        return SparkRelational(self.wb, self._spark()).run_query(root)
+        spark = self._spark()
+        try:
+            return SparkRelational(self.wb, spark).run_query(root)
+        except StreamSqlError:
+            raise
+        except Exception as e:
+            if not _from_spark(e):
+                raise
+            msg = (_connect_message(e, self.url, self._shared(), query="relational") if is_connect(spark)
+                   else _spark_message(e))
+            raise StreamSqlError(f"Spark could not run this query: {msg}") from None
+
+    def _shared(self) -> bool:
+        """Whether this workbench's Spark is the shared engine (not a Connect URL of the user's)."""
+        return self.url is not None and not getattr(self.wb, "remote", None)
 
     def foreign_reader(self, stream: str):
         from .foreign import SparkFileReader
@@ -330,16 +345,55 @@ def _is_rpc_error(e: BaseException) -> bool:
     return isinstance(e, grpc.RpcError)
 
 
-def _connect_message(e: Exception, url: str | None) -> str:
-    """One line for a query whose Spark Connect server failed it or went away."""
+def _connect_message(e: Exception, url: str | None, shared: bool = False, query: str = "streaming") -> str:
+    """One line for a query whose Spark Connect server failed it or went away (``shared``: the
+    server is the shared engine; ``query``: ``"streaming"`` or ``"relational"``)."""
     s = str(e)
+    trouble = _jvm_trouble(s, url, shared)
+    if trouble:
+        return trouble
     if _is_rpc_error(e) or any(k in s for k in _GONE):
         from .session import _safe, forget_remote
         if url:
             forget_remote(url)
-        return (f"the Spark engine at {_safe(url or '?')} went away (stopped?): the query stopped at its last "
-                f"committed batch and resumes from there when the workspace is opened again with an engine up")
+        then = ("the query stopped at its last committed batch and resumes from there when the workspace is "
+                "opened again with an engine up") if query == "streaming" else "run the query again with an engine up"
+        return f"the Spark engine at {_safe(url or '?')} went away (stopped?): {then}"
     return _spark_message(e)
+
+
+#: what a JVM says when it, not the query, is in trouble (then only a restart helps): what it ran out of
+_JVM_TROUBLE = {"CodeCache": "room for compiled code", "Java heap space": "memory", "GC overhead limit": "memory",
+                "OutOfMemoryError": "memory", "Metaspace": "memory for classes",
+                "unable to create native thread": "threads"}
+
+
+def _jvm_trouble(s: str, url: str | None, shared: bool) -> str | None:
+    """One line for a failure of the JVM itself, saying which one and how to restart it."""
+    what = next((w for k, w in _JVM_TROUBLE.items() if k in s), None)
+    if what is None:
+        return None
+    m = re.search(r'details = "([^"]+)"', s)
+    words = m.group(1) if m else next(ln for ln in s.splitlines() if any(k in ln for k in _JVM_TROUBLE))
+    words = words.strip(" :\t")
+    if url is None:
+        where, fix = "this process's Spark", "restart the kernel (or the process)"
+    elif shared:
+        where, fix = "the shared engine", "restart it with `streamsql engine stop` (the next query starts a fresh one)"
+    else:
+        from .session import _safe
+        where, fix = f"the Spark Connect server at {_safe(url)}", "it needs a restart"
+    return (f"{where}: its JVM ran out of {what} ({words[:200]}); {fix}. Streaming queries resume from their "
+            f"last committed batch")
+
+
+def _from_spark(e: BaseException) -> bool:
+    """An error raised by Spark (the JVM, its Connect server or the channel to it), not by us."""
+    if _is_rpc_error(e):
+        return True
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+    return isinstance(e, (PySparkException, Py4JError))
 
 
 _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")
@@ -347,6 +401,9 @@ _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")
 
 def _spark_message(e: Exception) -> str:
     s = str(e)
+    trouble = _jvm_trouble(s, None, False)
+    if trouble:
+        return trouble
     if "Traceback (most recent call last)" in s:
         # a Python worker failed: Spark's headline ends at "Traceback", the cause is the exception line
         head = s.split("Traceback (most recent call last)")[0].strip().splitlines()[-1:]
