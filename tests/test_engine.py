@@ -226,16 +226,29 @@ def test_the_engine_stops_the_queries_of_a_client_that_was_killed(tmp_path, engi
 
 
 def test_the_engine_stops_itself_when_no_client_comes(tmp_path):
+    """A Connect URL of the user's own is not a client of the engine's (only ``clients/<pid>``
+    files are): the engine stops after its idle time, and a relational query on the session that
+    workbench still holds gets one line, not gRPC's repr."""
+    import streamsql
+    from streamsql.engine.errors import StreamSqlError
     from streamsql.engine.runtime.spark import server
     d = tmp_path / "engine"
-    info = server.start(idle=3, d=d)
+    info = server.start(idle=8, d=d)
     try:
-        deadline = time.monotonic() + 120
-        while server.alive(info.pid) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not server.alive(info.pid)
-        assert not (d / "engine.json").exists()
-        assert "no client for 3 s, stopping" in (d / "server.log").read_text()
+        with streamsql.Workbench(tmp_path / "ws", remote=info.url) as wb:
+            wb.execute("CREATE TABLE P (k INTEGER); INSERT INTO P (k) VALUES (1), (2)")
+            assert wb.execute("SELECT k FROM P WHERE k > 1")[0].rows == [(2,)]
+            deadline = time.monotonic() + 120
+            while server.alive(info.pid) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert not server.alive(info.pid)
+            assert not (d / "engine.json").exists()
+            assert "no client for 8 s, stopping" in (d / "server.log").read_text()
+            with pytest.raises(StreamSqlError) as err:
+                wb.execute("SELECT k FROM P WHERE k > 1")
+            said = str(err.value)
+            assert said.startswith("Spark could not run this query: the Spark engine at sc://") and "\n" not in said
+            assert "went away" in said and "run the query again" in said, said
     finally:
         server.stop(d)
 
@@ -307,8 +320,11 @@ def _aborted_call(details: str, code: str = "UNKNOWN"):
     return err.value
 
 
-@pytest.mark.parametrize("details, what", [("Out of space in CodeCache for adapters", "room for compiled code"),
-                                           ("Java heap space", "memory")])
+@pytest.mark.parametrize("details, what", [
+    ("Out of space in CodeCache for adapters", "room for compiled code"),
+    ("java.lang.OutOfMemoryError: Java heap space", "memory"),
+    ("java.lang.OutOfMemoryError: Metaspace", "memory for classes"),
+    ("java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory", "threads")])
 def test_a_jvm_out_of_room_says_which_engine_to_restart_and_how(details, what):
     """A JVM that ran out of room fails every later query until it restarts (CI's shared engine:
     "Out of space in CodeCache for adapters" through an ended RPC). The message says so, names
@@ -317,14 +333,32 @@ def test_a_jvm_out_of_room_says_which_engine_to_restart_and_how(details, what):
     e = _aborted_call(details)
     shared = _connect_message(e, "sc://127.0.0.1:1/;token=secret", shared=True)
     assert shared.startswith(f"the shared engine: its JVM ran out of {what} ({details}); "
-                             "restart it with `streamsql engine stop`"), shared
+                             "restart it (`streamsql engine stop`, then `streamsql engine start`)"), shared
     assert "went away" not in shared and "secret" not in shared and "\n" not in shared
     theirs = _connect_message(e, "sc://127.0.0.1:1/;token=secret", query="relational")
     assert theirs.startswith("the Spark Connect server at sc://127.0.0.1:1") and "needs a restart" in theirs, theirs
     assert "secret" not in theirs
-    here = _spark_message(RuntimeError(f"An error occurred while calling o1.collect.\n: java.lang.OutOfMemoryError: "
-                                       f"{details}\n\tat org.apache.spark.Foo.bar(Foo.scala:1)"))
-    assert here.startswith("this process's Spark: its JVM ran out of") and "restart the kernel" in here, here
+    # Spark in the process: py4j's text, the cause inside a line of Spark's
+    here = _spark_message(RuntimeError(
+        "An error occurred while calling o1.collect.\n: org.apache.spark.SparkException: Job aborted due to stage "
+        "failure: Lost task 0.0 in stage 1.0 (TID 1) (localhost executor driver): " + details +
+        "\n\tat org.apache.spark.Foo.bar(Foo.scala:1)"))
+    assert here.startswith(f"this process's Spark: its JVM ran out of {what} ({details}); restart the kernel"), here
+
+
+@pytest.mark.parametrize("text", [
+    # Spark's own memory error fails a task, not the JVM
+    "[UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire 65536 bytes of memory, got 0. "
+    "org.apache.spark.memory.SparkOutOfMemoryError: [UNABLE_TO_ACQUIRE_MEMORY]",
+    # the user's own values and SQL, quoted by Spark
+    "[CAST_INVALID_INPUT] The value 'java.lang.OutOfMemoryError: Java heap space' of the type \"STRING\" cannot be cast",
+    "[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012\n== SQL (line 1, position 8) ==\nSELECT 'x' AS k, "
+    "Metaspace / 0 FROM OutOfMemoryError",
+])
+def test_an_error_that_only_mentions_the_jvm_is_not_its_trouble(text):
+    from streamsql.engine.runtime.spark.driver import _connect_message, _spark_message
+    assert "ran out of" not in _spark_message(RuntimeError(text))
+    assert "ran out of" not in _connect_message(RuntimeError(text), "sc://127.0.0.1:1", shared=True)
     # a gRPC error that is not the JVM's: the engine went away, as before
     assert "went away" in _connect_message(_aborted_call("Socket closed", "UNAVAILABLE"), "sc://127.0.0.1:1")
 

@@ -93,7 +93,7 @@ class SparkRuntime(Runtime):
         q.handle = sq
 
         def on_error(e):
-            q.error = f"{type(e).__name__}: {e}"
+            q.error = _jvm_trouble(str(e), self.url, self._shared()) or f"{type(e).__name__}: {e}"
             q._state_changed()
 
         def delivered(res):
@@ -362,38 +362,53 @@ def _connect_message(e: Exception, url: str | None, shared: bool = False, query:
     return _spark_message(e)
 
 
-#: what a JVM says when it, not the query, is in trouble (then only a restart helps): what it ran out of
-_JVM_TROUBLE = {"CodeCache": "room for compiled code", "Java heap space": "memory", "GC overhead limit": "memory",
-                "OutOfMemoryError": "memory", "Metaspace": "memory for classes",
-                "unable to create native thread": "threads"}
+#: what a JVM says when it, not a task or the query, is in trouble (then only a restart helps),
+#: matched on the JVM's own error classes (never Spark's ``SparkOutOfMemoryError``, which fails a
+#: task and leaves the JVM well), and what it ran out of
+_JVM_TROUBLE = (
+    (re.compile(r"Out of space in CodeCache[^\n\"]*|CodeCache is full[^\n\"]*"), "room for compiled code"),
+    (re.compile(r"(?<!\w)(?:java\.lang\.)?OutOfMemoryError: Metaspace"), "memory for classes"),
+    (re.compile(r"(?<!\w)(?:java\.lang\.)?OutOfMemoryError: unable to create native thread[^\n\"]*"), "threads"),
+    (re.compile(r"(?<!\w)(?:java\.lang\.)?OutOfMemoryError: (?:Java heap space|GC overhead limit exceeded)"),
+     "memory"),
+)
+#: what an error quotes of the user's own (values in quotes, the SQL after "== SQL"): never a cause
+_QUOTED = re.compile(r"'[^'\n]*'|== SQL.*", re.S)
 
 
 def _jvm_trouble(s: str, url: str | None, shared: bool) -> str | None:
     """One line for a failure of the JVM itself, saying which one and how to restart it."""
-    what = next((w for k, w in _JVM_TROUBLE.items() if k in s), None)
-    if what is None:
+    s = _QUOTED.sub("''", s)
+    for pattern, what in _JVM_TROUBLE:
+        m = pattern.search(s)
+        if m:
+            break
+    else:
         return None
-    m = re.search(r'details = "([^"]+)"', s)
-    words = m.group(1) if m else next(ln for ln in s.splitlines() if any(k in ln for k in _JVM_TROUBLE))
-    words = words.strip(" :\t")
     if url is None:
         where, fix = "this process's Spark", "restart the kernel (or the process)"
     elif shared:
-        where, fix = "the shared engine", "restart it with `streamsql engine stop` (the next query starts a fresh one)"
+        where, fix = ("the shared engine", "restart it (`streamsql engine stop`, then `streamsql engine start`) and "
+                      "open the workspace again (a new kernel does)")
     else:
         from .session import _safe
         where, fix = f"the Spark Connect server at {_safe(url)}", "it needs a restart"
-    return (f"{where}: its JVM ran out of {what} ({words[:200]}); {fix}. Streaming queries resume from their "
-            f"last committed batch")
+    return (f"{where}: its JVM ran out of {what} ({m.group(0).strip()[:200]}); {fix}. Streaming queries resume "
+            f"from their last committed batch")
 
 
 def _from_spark(e: BaseException) -> bool:
     """An error raised by Spark (the JVM, its Connect server or the channel to it), not by us."""
     if _is_rpc_error(e):
         return True
-    from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
-    return isinstance(e, (PySparkException, Py4JError))
+    if isinstance(e, PySparkException):
+        return True
+    try:
+        from py4j.protocol import Py4JError
+    except ImportError:          # a Connect-only client
+        return False
+    return isinstance(e, Py4JError)
 
 
 _EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ")
