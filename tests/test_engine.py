@@ -5,6 +5,7 @@ through it; two kernels share one engine; stopping the engine under a running qu
 nothing, and the query resumes on the next start."""
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -254,13 +255,28 @@ def test_the_engine_stops_itself_when_no_client_comes(tmp_path):
 
 
 
+@contextlib.contextmanager
+def _probe_server(method: str, handler):
+    """A real gRPC server on 127.0.0.1 with the one method ``/probe/<method>``: ``(server, channel)``."""
+    from concurrent import futures
+
+    import grpc
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("probe", {method: handler})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            yield server, ch
+    finally:
+        server.stop(grace=0)
+
+
 @pytest.mark.parametrize("cut", ["stop", "CANCELLED", "UNKNOWN"])
 def test_a_stream_the_server_cut_reads_as_the_engine_went_away(cut):
     """A server that stops mid-call ends a streaming RPC with gRPC's raw error (as a query's status
     call did when the engine stopped: a stop reads UNAVAILABLE, a reset stream CANCELLED or UNKNOWN
     "Stream removed"): the query says the engine went away, never gRPC's repr."""
-    from concurrent import futures
-
     import grpc
 
     from streamsql.engine.runtime.spark.driver import _connect_message
@@ -274,22 +290,14 @@ def test_a_stream_the_server_cut_reads_as_the_engine_went_away(cut):
         time.sleep(30)
         yield b"never"
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-        "probe", {"Stream": grpc.unary_stream_rpc_method_handler(stream)})])
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-            call = ch.unary_stream("/probe/Stream")(b"")
-            assert next(call) == b"first"
-            started.wait(10)
-            if cut == "stop":
-                server.stop(grace=0)
-            with pytest.raises(grpc.RpcError) as err:
-                next(call)
-    finally:
-        server.stop(grace=0)
+    with _probe_server("Stream", grpc.unary_stream_rpc_method_handler(stream)) as (server, ch):
+        call = ch.unary_stream("/probe/Stream")(b"")
+        assert next(call) == b"first"
+        started.wait(10)
+        if cut == "stop":
+            server.stop(grace=0)
+        with pytest.raises(grpc.RpcError) as err:
+            next(call)
     msg = _connect_message(err.value, "sc://127.0.0.1:1")
     assert "went away" in msg and "resumes" in msg, (str(err.value), msg)
     # a failure of the query itself (pyspark's wrapped error) keeps its own text
@@ -299,24 +307,14 @@ def test_a_stream_the_server_cut_reads_as_the_engine_went_away(cut):
 
 def _aborted_call(details: str, code: str = "UNKNOWN"):
     """The error a gRPC call gets from a server that ends it with ``code`` and ``details``."""
-    from concurrent import futures
-
     import grpc
 
     def call(_req, ctx):
         ctx.abort(getattr(grpc.StatusCode, code), details)
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-        "probe", {"Call": grpc.unary_unary_rpc_method_handler(call)})])
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-            with pytest.raises(grpc.RpcError) as err:
-                ch.unary_unary("/probe/Call")(b"", timeout=30)
-    finally:
-        server.stop(grace=0)
+    with _probe_server("Call", grpc.unary_unary_rpc_method_handler(call)) as (_server, ch):
+        with pytest.raises(grpc.RpcError) as err:
+            ch.unary_unary("/probe/Call")(b"", timeout=30)
     return err.value
 
 

@@ -115,11 +115,9 @@ class SparkRuntime(Runtime):
         if connect:
             from .follow import SinkFollower
 
-            url, shared = self.url, self._shared()
-
             def failed(e):
                 if q.error is None:
-                    q.error = _connect_message(e, url, shared)
+                    q.error = self._failure(e)
                 q.running = False
                 q._state_changed()
 
@@ -201,8 +199,7 @@ class SparkRuntime(Runtime):
         except Exception as e:
             self._end_startup(q)
             if q.error is None:
-                q.error = (_connect_message(e, self.url, self._shared()) if self.followers.get(q.name)
-                           else _spark_message(e))
+                q.error = self._failure(e)
             q.running = False
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
@@ -271,18 +268,21 @@ class SparkRuntime(Runtime):
         spark = self._spark()
         try:
             return SparkRelational(self.wb, spark).run_query(root)
-        except StreamSqlError:
-            raise
         except Exception as e:
             if not _from_spark(e):
                 raise
-            msg = (_connect_message(e, self.url, self._shared(), query="relational") if is_connect(spark)
-                   else _spark_message(e))
-            raise StreamSqlError(f"Spark could not run this query: {msg}") from None
+            raise StreamSqlError(f"Spark could not run this query: {self._failure(e, 'relational')}") from None
 
     def _shared(self) -> bool:
         """Whether this workbench's Spark is the shared engine (not a Connect URL of the user's)."""
         return self.url is not None and not getattr(self.wb, "remote", None)
+
+    def _failure(self, e: Exception, query: str = "streaming") -> str:
+        """One line for a failure Spark raised: through Connect (a server that went away, a JVM out
+        of room, the query's own error) or in this process."""
+        if self.url is None:
+            return _spark_message(e)
+        return _connect_message(e, self.url, self._shared(), query)
 
     def foreign_reader(self, stream: str):
         from .foreign import SparkFileReader
