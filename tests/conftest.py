@@ -37,6 +37,17 @@ if "STREAMSQL_ENGINE_DIR" not in os.environ:
     os.environ["STREAMSQL_ENGINE_DIR"] = tempfile.mkdtemp(prefix="streamsql-test-engine-")
     atexit.register(shutil.rmtree, os.environ["STREAMSQL_ENGINE_DIR"], True)
 
+# Lock order (docs/design.md, "Threads and locks"): every lock streamsql takes in this session, in
+# its kernels and in its subprocesses is recorded (streamsql/engine/lockdep.py, as the Linux
+# kernel's lockdep does). A test during which this process broke the order fails with both stacks
+# (``_lock_order`` below); an order broken in another process (a kernel, a notebook) is written to
+# STREAMSQL_LOCKDEP_DIR and fails the session at its end. Set before streamsql is imported.
+os.environ["STREAMSQL_LOCKDEP"] = "1"
+if "STREAMSQL_LOCKDEP_DIR" not in os.environ:
+    os.environ["STREAMSQL_LOCKDEP_DIR"] = tempfile.mkdtemp(prefix="streamsql-test-lockdep-")
+    atexit.register(shutil.rmtree, os.environ["STREAMSQL_LOCKDEP_DIR"], True)
+LOCKDEP_DIR = Path(os.environ["STREAMSQL_LOCKDEP_DIR"])
+
 # This process starts Spark once, by the fixture below (local[2]); a workbench opened before it
 # must not start another in the background. Kernels and subprocesses keep the default
 # (tests/test_startup.py tests it).
@@ -85,6 +96,38 @@ def pytest_sessionfinish(session, exitstatus):
         _nbval_pool.stop()
     if _session_engine is not None:
         _session_engine.stop()
+    others = _lock_reports_of_other_processes()
+    if others:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        session.config._streamsql_lock_reports = others
+
+
+def _lock_reports_of_other_processes() -> list[str]:
+    """What kernels and subprocesses of this session reported of the lock order (lockdep files)."""
+    me = f"{os.getpid()}-"
+    return [p.read_text() for p in sorted(LOCKDEP_DIR.glob("*.txt")) if not p.name.startswith(me)]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    reports = getattr(config, "_streamsql_lock_reports", None)
+    if reports:
+        terminalreporter.section("lock order broken in a kernel or subprocess", sep="!", red=True)
+        for r in reports:
+            terminalreporter.write_line(r)
+
+
+@pytest.fixture(autouse=True)
+def _lock_order(request):
+    """Fails the test during which this process broke the package's lock order (a cycle, the
+    written order, or a view under an engine lock), with the stacks of both acquisitions, whether
+    or not the threads happened to deadlock this time."""
+    from streamsql.engine import lockdep
+    earlier = lockdep.take_violations()        # from threads that outlived an earlier test
+    yield
+    found = earlier + lockdep.take_violations()
+    if found:
+        pytest.fail("the lock order was broken (docs/design.md, \"Threads and locks\"):\n\n"
+                    + "\n\n".join(v.text for v in found), pytrace=False)
 
 
 @pytest.fixture(scope="session")

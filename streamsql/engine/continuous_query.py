@@ -4,7 +4,6 @@ runtimes import it, and it imports none of them."""
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -14,6 +13,7 @@ import pyarrow as pa
 from . import time as sqltime
 from .deprecated import renamed
 from .errors import StreamSqlError
+from .locks import engine_lock
 from .plan import Field, Query, Statement
 from .runtime.released import OutputRow, ReleasedBatch
 from .runtime.trace_records import TraceHistory
@@ -73,7 +73,7 @@ class ContinuousQuery:
         self._listeners = _Listeners("release", name)
         self._state_listeners = _Listeners("state", name)
         self._progress_listeners = _Listeners("progress", name)
-        self._lock = threading.Lock()
+        self._lock = engine_lock("query")
         self._chunks: list[pa.Table] = []
         self._sinks: list = []                    # FileSink objects (write_to)
         self._rows: list[OutputRow] = []          # materialised prefix of the chunks

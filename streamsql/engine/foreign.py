@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import re
-import threading
 import time as _time
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import pyarrow.compute as pc
 from . import time as sqltime
 from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
 from .errors import SqlError, one_line
+from .locks import engine_lock
 from .types import arrow_type
 from .values import coerce
 
@@ -117,7 +117,7 @@ class FileReader:
         self.done: list[str] = list(d.foreign.get("files_done", []))
         self.rows_loaded = 0
         self.malformed = 0
-        self._lock = threading.Lock()
+        self._lock = engine_lock("foreign-reader")
 
     # ------------------------------------------------------------------ progress
 

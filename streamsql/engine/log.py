@@ -41,7 +41,6 @@ import json
 import logging
 import os
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +50,7 @@ import pyarrow.compute as pc
 
 from .catalog import LogEntry
 from .errors import WorkspaceError
+from .locks import engine_lock
 from .paths import under
 from .plan import Field
 from .types import arrow_type
@@ -231,7 +231,7 @@ class EventLog:
         self._listed: dict[str, int] = {}
         self._bad: set[Path] = set()     # damaged segments a read-only opener skips
         #: what HEAD says, as this writer last wrote it (a commit and a hold's release take turns)
-        self._head_lock = threading.Lock()
+        self._head_lock = engine_lock("log-head")
         self._head: int | None = None
         self._hold: HeadHold | None = None
 
@@ -240,7 +240,7 @@ class EventLog:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._head_lock = threading.Lock()
+        self._head_lock = engine_lock("log-head")
 
     # ------------------------------------------------------------------ writing
 

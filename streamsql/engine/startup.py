@@ -9,9 +9,10 @@ with the times they began (``on_phase(name, at)``), then ``READY`` when it was u
 between (the user still typing) belongs to no phase."""
 from __future__ import annotations
 
-import threading
 import time
 from typing import Callable
+
+from .locks import engine_lock
 
 PHASES = ("JVM", "Spark session", "plan", "first batch")
 #: not a phase: the background start was over at this time (idle until the next phase)
@@ -28,7 +29,7 @@ class StartupPhases:
         self.marks: list[tuple[str, float]] = []      # (phase, when it began)
         self.finished: float | None = None
         self._listeners: list[Callable[["StartupPhases"], None]] = []
-        self._lock = threading.Lock()
+        self._lock = engine_lock("startup")
 
     def __call__(self, name: str | None, at: float | None = None) -> None:
         with self._lock:

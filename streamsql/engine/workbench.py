@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import shutil
-import threading
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -38,6 +37,7 @@ from .errors import EventError, LateRowError, SqlError, StreamSqlError, Workspac
 from .journal import Journal
 from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
+from .locks import engine_rlock
 from .log import EventLog, atomic_write
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
@@ -136,7 +136,7 @@ class Workbench:
         #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
         self.load_trace: list[tuple[str, pa.Table]] = []
         #: held by every change of the catalog, the log and the queries (appends, statements)
-        self.lock = threading.RLock()
+        self.lock = engine_rlock("workbench")
         self._runtime: Runtime | None = None      # made on first use (Spark starts lazily)
         self.readers: dict[str, Any] = {}         # foreign stream -> FileReader
         #: the commit path (appends, bulk loads, error-only commits, undo): the public commit API

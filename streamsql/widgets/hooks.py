@@ -21,6 +21,8 @@ import time
 import weakref
 from typing import Callable
 
+from ..engine.locks import widget_condition
+
 log = logging.getLogger("streamsql.widgets")
 
 
@@ -56,7 +58,7 @@ class Redrawer:
 
     def __init__(self, delay: float = 0.02):
         self.delay = delay
-        self._cv = threading.Condition()
+        self._cv = widget_condition("redrawer")
         self._marked: dict[int, tuple] = {}      # id -> (weak ref to the view, when first marked)
         self._thread: threading.Thread | None = None
         self._busy = False

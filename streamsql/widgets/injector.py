@@ -15,7 +15,6 @@ from __future__ import annotations
 import decimal
 import html
 import logging
-import threading
 from pathlib import Path
 from typing import Callable
 
@@ -24,6 +23,7 @@ from traitlets import Bool, Dict, List, Unicode
 
 from ..engine import time as sqltime
 from ..engine.errors import LateRowError, StreamSqlError
+from ..engine.locks import widget_lock
 from ..engine.values import ValueRefused, parse_text, type_hint
 from .hooks import LiveView
 from .render import ts
@@ -157,7 +157,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         self._callbacks: list[Callable] = [on_event] if on_event else []
         self.last_outcome = None
         self._shown_clock: int | None | bool = False   # False: never shown
-        self._lock = threading.RLock()          # a click (kernel thread) and a redraw (its own thread)
+        self._lock = widget_lock("injector", reentrant=True)   # a click (kernel thread) and a redraw (its own thread)
         super().__init__(stream=d.name, columns=[{"name": f.name, "hint": type_hint(f.type),
                                                   "nullable": bool(f.type.nullable)} for f in self.fields],
                          texts={f.name: "" for f in self.fields})

@@ -24,6 +24,7 @@ import threading
 import time
 import weakref
 
+from ..engine.locks import widget_condition, widget_lock
 from .display import TextBundle
 from .hooks import ON_MARK, caught_up
 
@@ -93,7 +94,7 @@ def snapshot_html(parts: list[str], title: str) -> str:
 
 _shown: "weakref.WeakSet" = weakref.WeakSet()
 _hooked: set[int] = set()
-_lock = threading.Lock()
+_lock = widget_lock("snapshot-views")
 
 
 class StaticMixin(TextBundle):
@@ -171,7 +172,7 @@ class SnapshotKeeper:
     TICK = 0.25
 
     def __init__(self):
-        self._cv = threading.Condition()
+        self._cv = widget_condition("snapshot-keeper")
         self._poked = False
         self._poked_at = 0.0
         self._stale_since: float | None = None

@@ -16,7 +16,8 @@ import json
 import select
 import subprocess
 import sys
-import threading
+
+from ..engine.locks import widget_lock
 
 #: a drawing that takes longer than this is given up (the worker is restarted next time)
 TIMEOUT = 120.0
@@ -31,7 +32,7 @@ class SvgWorker:
 
     def __init__(self):
         self._p: subprocess.Popen | None = None
-        self._lock = threading.Lock()
+        self._lock = widget_lock("svg-worker")
         #: how many drawings the worker made (what a test reads)
         self.served = 0
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from pathlib import Path
 
 import altair as alt
 import anywidget
 from traitlets import Dict, List, Unicode
 
+from ..engine.locks import widget_lock
 from ..engine.paths import cache_dir
 
 MIMETYPE = "application/vnd.vegalite.v5+json"
@@ -57,7 +57,7 @@ DATA = "recs"
 VL_VERSION = "5.20"
 _JS = Path(__file__).parent / "js"
 _library_code: str | None = None
-_library_lock = threading.Lock()
+_library_lock = widget_lock("vega-library")
 
 
 def library_code() -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 import time
 
+from ...locks import engine_condition
+
 #: how often the commit point is looked at (a stat and a small read); the query's state over RPC
 #: is asked far less often
 POLL = 0.005
@@ -27,7 +29,7 @@ class SinkFollower:
         self.handle_status = handle_status
         self.done = sink.batch_id          # delivered up to here (a resumed query's history is delivered)
         self._stop = threading.Event()
-        self._cond = threading.Condition()
+        self._cond = engine_condition("sink-follower")
         self.failed: str | None = None
         self._thread = threading.Thread(target=self._run, daemon=True, name="streamsql-follow")
         self._thread.start()

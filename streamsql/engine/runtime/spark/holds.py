@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 
+from ...locks import engine_lock
 from ...log import EventLog, HeadHold
 
 #: the longest the other queries wait for the clicked view's query (a query that is starting,
@@ -29,7 +30,7 @@ class Holds:
 
     def __init__(self, log: EventLog):
         self.log = log
-        self._lock = threading.Lock()
+        self._lock = engine_lock("spark-holds")
         self._upto = 0                      # the last step the clicked query must deliver
         self._timer: threading.Timer | None = None
         self.max_hold_s = MAX_HOLD_S

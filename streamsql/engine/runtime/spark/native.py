@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from functools import reduce
 from pathlib import Path
 
 import pyarrow as pa
 
+from ...locks import engine_lock
 from ...native import NativeBatch, NativeEvent, NativeRow, NativeShape, NativeStep
 from ...plan import Aggregate, Filter, Join, Node, Project, StreamScan, Union
 from ...types import arrow_type
@@ -35,7 +35,7 @@ from .sqlgen import SparkSql
 
 NAME = "streamsql_native"
 _registered: set[int] = set()
-_conf_lock = threading.Lock()
+_conf_lock = engine_lock("native-conf")
 
 
 def source_schema(shape: NativeShape) -> pa.Schema:

@@ -18,10 +18,11 @@ import threading
 import time
 from pathlib import Path
 
+from ...locks import engine_lock
 from ...startup import READY
 
 log = logging.getLogger("streamsql.spark")
-_lock = threading.Lock()
+_lock = engine_lock("spark-session")
 _session = None
 _log_path: Path | None = None
 #: the session was started ahead of use (:func:`prestart`) and no caller has had it yet: the
@@ -323,7 +324,7 @@ def _fork_launcher() -> str:
 
 # --------------------------------------------------------------------------- Spark Connect
 
-_remote_lock = threading.Lock()
+_remote_lock = engine_lock("connect-session")
 _remotes: dict[str, object] = {}       # url -> the Connect session this process holds there
 _remote_ahead: dict[str, tuple] = {}    # url -> (opened at, up at): opened ahead, not yet used
 
