@@ -19,6 +19,7 @@ from . import lateness
 from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer
 from .errors import EventError, one_line
+from .locks import callout_aside
 from .log import entry_schema
 from .types import arrow_type, to_json_value
 
@@ -264,8 +265,8 @@ def _load_stream(wb, d, steps, rt, bound, cols, table, names, pos, chunk, progre
         arrays = [pa.array(steps[part]), pa.array(kinds[part]), pa.array(rt[part]), pa.array(after[part])] + \
                  [pc.if_else(mask, pa.nulls(len(part), col.type), col.take(take)) for col in cols]
         wb.log.write_segments({d.uid: pa.Table.from_arrays(arrays, schema=schema)})
-        if progress:
-            progress(min(a + chunk, len(idx)), len(idx))
+        if progress:        # user code: never under the workbench's lock, yet as the load goes
+            callout_aside(progress, min(a + chunk, len(idx)), len(idx))
     if n:
         if prod is None or not prod.attached:
             prod = st.producers[DEFAULT_PRODUCER] = Producer()

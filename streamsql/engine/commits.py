@@ -30,6 +30,7 @@ from typing import Callable, Iterable
 
 from .catalog import ERROR_STREAM, Event, LogEntry, Outcome
 from .errors import WorkspaceError
+from .locks import callout
 from .log import entries_table, read_feeds
 from .steps import event_record
 from .workspace import read_catalog, streams_with_events
@@ -252,13 +253,18 @@ class Commits:
             self._listeners.remove(f)
 
     def announce(self, what) -> None:
-        """Tell the callbacks of an append once it is committed (outcomes, or a LoadResult); a
-        broken view must not break injection."""
+        """Tell the callbacks of an append once it is committed (outcomes, or a LoadResult), and
+        never while this thread holds an engine lock (``locks.callout``: an INSERT statement's
+        append is told after the statement); a broken view must not break injection."""
         for f in list(self._listeners):
-            try:
-                f(what)
-            except Exception:
-                log.exception("inject listener failed")
+            callout(_tell, f, what)
+
+
+def _tell(f: Callable, what) -> None:
+    try:
+        f(what)
+    except Exception:
+        log.exception("inject listener failed")
 
 
 def _raise_undone(path, committed: int, e: BaseException, what: str) -> None:

@@ -13,7 +13,7 @@ import pyarrow as pa
 from . import time as sqltime
 from .deprecated import renamed
 from .errors import StreamSqlError
-from .locks import engine_lock
+from .locks import callout, engine_lock
 from .plan import Field, Query, Statement
 from .runtime.released import OutputRow, ReleasedBatch
 from .runtime.trace_records import TraceHistory
@@ -180,12 +180,12 @@ class ContinuousQuery:
             steps, vals = order, [bounds[k] for k in order]
         else:
             steps, vals = (list(x) for x in bounds)
+        sinks = ()
         with self._lock:
             if table is not None:
                 self._chunks.append(table)
                 self.row_count += table.num_rows
-                for sink in self._sinks:
-                    sink.write([table])
+                sinks = list(self._sinks)
             prev = self.output_bound
             for s, b in zip(steps, vals):
                 if b != prev:
@@ -197,6 +197,8 @@ class ContinuousQuery:
             if table is not None and table.num_rows:
                 last = max(last, table.column("step")[-1].as_py())
             self.processed_step = max(self.processed_step, last)
+        for sink in sinks:          # Spark's writers run jobs: never under the query's lock
+            sink.write([table])
         self._progressed()
         if not self._listeners:
             return
@@ -322,8 +324,13 @@ class _Listeners:
             self._fs.remove(f)
 
     def call(self, *args) -> None:
+        """Each callback, in the order they were added; never while this thread holds an
+        engine lock (``locks.callout``: a statement's deliveries are told after the statement)."""
         for f in list(self._fs):
-            try:
-                f(*args)
-            except Exception:  # noqa: BLE001 - see the class doc
-                log.exception("%s listener of query %s failed", self.kind, self.query)
+            callout(self._one, f, args)
+
+    def _one(self, f: Callable, args) -> None:
+        try:
+            f(*args)
+        except Exception:  # noqa: BLE001 - see the class doc
+            log.exception("%s listener of query %s failed", self.kind, self.query)

@@ -234,13 +234,17 @@ class EventLog:
         self._head_lock = engine_lock("log-head")
         self._head: int | None = None
         self._hold: HeadHold | None = None
+        #: ``_segments`` and ``_listed`` (a commit adds to them while views ask how far a stream
+        #: goes); a stream's list is replaced, never changed, so a reader may go through it unlocked
+        self._index_lock = engine_lock("log-index")
 
-    def __getstate__(self):        # a reader goes to Spark's Python processes: without the lock
-        return {k: v for k, v in self.__dict__.items() if k != "_head_lock"}
+    def __getstate__(self):        # a reader goes to Spark's Python processes: without the locks
+        return {k: v for k, v in self.__dict__.items() if k not in ("_head_lock", "_index_lock")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._head_lock = engine_lock("log-head")
+        self._index_lock = engine_lock("log-index")
 
     # ------------------------------------------------------------------ writing
 
@@ -264,10 +268,11 @@ class EventLog:
             with pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
             atomic_write(path, sink.getvalue().to_pybytes(), self.durable)
-            segs = self._segments.setdefault(uid, [])
-            segs.append(_Segment(first, last, path, n))
-            if late:
-                segs.sort(key=lambda x: (x.first, x.late))
+            with self._index_lock:
+                segs = self._segments.get(uid, []) + [_Segment(first, last, path, n)]
+                if late:
+                    segs.sort(key=lambda x: (x.first, x.late))
+                self._segments[uid] = segs
 
     def write_head(self, step: int, hold: "HeadHold | None" = None) -> None:
         """Step 3 of a commit: readers may now see entries up to ``step`` (with ``hold``: query
@@ -311,9 +316,13 @@ class EventLog:
                     n += 1
                 elif m and int(m.group(2)) > step:  # cannot happen with one append per file
                     raise RuntimeError(f"log segment {p} straddles the committed step {step}")
-        self._segments.clear()
-        self._listed.clear()
+        self._forget_segments()
         return n
+
+    def _forget_segments(self) -> None:
+        with self._index_lock:
+            self._segments.clear()
+            self._listed.clear()
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -367,8 +376,7 @@ class EventLog:
             warnings.append(f"{e}: rewritten from catalog.json (step {committed})")
         for w in warnings:
             log.warning("%s", w)
-        self._segments.clear()
-        self._listed.clear()
+        self._forget_segments()
         if repair:
             self.write_head(committed)
         return warnings
@@ -398,8 +406,9 @@ class EventLog:
             for p in d.iterdir():
                 p.unlink()
             d.rmdir()
-        self._segments.pop(uid, None)
-        self._listed.pop(uid, None)
+        with self._index_lock:
+            self._segments.pop(uid, None)
+            self._listed.pop(uid, None)
 
     # ------------------------------------------------------------------ reading
 
@@ -407,6 +416,10 @@ class EventLog:
         return read_head(self.root)
 
     def _list(self, uid: str, upto: int | None = None) -> list[_Segment]:
+        with self._index_lock:
+            return self._list_locked(uid, upto)
+
+    def _list_locked(self, uid: str, upto: int | None) -> list[_Segment]:
         d = under(self.dir, uid)
         segs = []
         if d.exists():
@@ -423,10 +436,11 @@ class EventLog:
     def _segments_through(self, uid: str, end: int) -> list[_Segment]:
         """The stream's segments, listed again only when the cached ones may miss a step up to
         ``end`` (a committed step, at most HEAD)."""
-        segs = self._segments.get(uid)
-        if segs is None or ((not segs or segs[-1].last < end) and self._listed.get(uid, -1) < end):
-            segs = self._list(uid, end)
-        return segs
+        with self._index_lock:
+            segs = self._segments.get(uid)
+            if segs is None or ((not segs or segs[-1].last < end) and self._listed.get(uid, -1) < end):
+                segs = self._list_locked(uid, end)
+            return segs
 
     def has_entries(self, uid: str, start: int, end: int) -> bool:
         """Whether stream ``uid`` has an entry with ``start < step <= end`` (``end``: a committed

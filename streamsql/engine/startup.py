@@ -12,8 +12,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from .locks import engine_lock
-
+from .locks import callout, engine_lock
 PHASES = ("JVM", "Spark session", "plan", "first batch")
 #: not a phase: the background start was over at this time (idle until the next phase)
 READY = "ready"
@@ -39,8 +38,8 @@ class StartupPhases:
                 self.finished = self.clock()
             elif not self.marks or self.marks[-1][0] != name:
                 self.marks.append((name, self.clock() if at is None else at))
-        for f in list(self._listeners):
-            f(self)
+        for f in list(self._listeners):     # views: never under an engine lock (a query start holds some)
+            callout(f, self)
 
     def listen(self, f: Callable[["StartupPhases"], None]) -> None:
         self._listeners.append(f)

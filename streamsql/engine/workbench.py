@@ -267,7 +267,8 @@ class Workbench:
 
     def stop_query(self, name: str) -> None:
         """Stop the continuous query ``name``; its released rows stay readable on the query object."""
-        self.lifecycle.stop(name)
+        with self.lock:
+            self.lifecycle.stop(name)
 
     def start_readers(self, streams) -> None:
         """Foreign streams start reading their files when their first reader (a query or a
@@ -482,11 +483,13 @@ class Workbench:
 
     def last_step_of(self, streams: Iterable[str]) -> int:
         """The last committed step with an event of one of ``streams`` (0: none): a query that
-        processed it is up to date, whatever came after into other streams."""
-        with self.lock:
-            end = self.last_step
-            return max((self.log.last_step(self.catalog.streams[s].uid, end) for s in streams
-                        if s in self.catalog.streams), default=0)
+        processed it is up to date, whatever came after into other streams. It never waits for
+        the workbench's lock (views ask it while a statement runs), so an append under way may
+        count or not yet."""
+        c = self.catalog
+        end = c.next_step - 1
+        defs = c.streams
+        return max((self.log.last_step(defs[s].uid, end) for s in streams if s in defs), default=0)
 
 
 def _scratch_workbench() -> Workbench:

@@ -7,6 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
+from ..engine.locks import callout_aside
 from ..engine.workbench import Workbench
 from ..engine.workspace import clear_workspace
 
@@ -41,30 +42,27 @@ class KernelWorkbench:
         return wb
 
     def spark_starting(self) -> None:
-        """Called by the engine right before the SparkSession starts (it takes seconds)."""
+        """Called by the engine right before the SparkSession starts (it takes seconds), under
+        its locks: the line is printed aside (``locks.callout_aside``), now, into the cell."""
         self.spark_starts += 1
         master = self._wb.master if self._wb is not None else self.settings.master
         url = getattr(self._wb.started_runtime, "url", None) if self._wb is not None else None
         if url:      # the shared engine or a remote endpoint: a Spark Connect session, no JVM here
-            print(f"connecting to Spark ({url.split(';')[0].rstrip('/')})…", flush=True)
+            text = f"connecting to Spark ({url.split(';')[0].rstrip('/')})…"
         else:
-            print(f"starting Spark ({master or 'local[*]'})…", flush=True)
-        sys.stdout.flush()
+            text = f"starting Spark ({master or 'local[*]'})…"
+        callout_aside(_say, text)
 
     def spark_phase(self, name: str | None, at: float | None = None) -> None:
         """Called by the engine as each start-up phase begins (``None``: the first result is in;
-        ``at``: when a phase done ahead began); the first call shows the live start-up line."""
+        ``at``: when a phase done ahead began), under its locks; the first call shows the live
+        start-up line, aside (``locks.callout_aside``), which then follows the phases itself."""
         from ..engine.startup import StartupPhases
         if self._phases is None or self._phases.done:
             if name is None:
                 return
             self._phases = StartupPhases()
-            try:
-                from IPython.display import display
-                from ..widgets.startup import StartupView
-                display(StartupView(self._phases))
-            except Exception:       # no frontend to show it in: the phases are still recorded
-                pass
+            callout_aside(_show_startup, self._phases)
         self._phases(name, at)
 
     def _log_to(self, path: Path) -> None:
@@ -99,3 +97,17 @@ class KernelWorkbench:
         if self._wb is not None:
             self._wb.close()
             self._wb = None
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+    sys.stdout.flush()
+
+
+def _show_startup(phases) -> None:
+    try:
+        from IPython.display import display
+        from ..widgets.startup import StartupView
+        display(StartupView(phases))
+    except Exception:       # no frontend to show it in: the phases are still recorded
+        pass

@@ -85,22 +85,30 @@ class Redrawer:
     def _next(self):
         """The marked view to redraw first: the lowest ``priority`` (a query's rows before its
         chart), then the earliest marked, leaving out views that wait for quiet while their
-        queries run behind; None when none is ready."""
+        queries run behind; None when none is ready. Whether queries caught up is asked of the
+        engine without holding this redrawer's lock (a widget lock: the engine is never asked
+        under one), then the view is taken off the marks under it."""
+        with self._cv:
+            marked = list(self._marked.items())
         best = None
         now = time.monotonic()
-        for key, (ref, since) in list(self._marked.items()):
+        gone = []
+        for key, (ref, since) in marked:
             v = ref()
             if v is None:
-                del self._marked[key]
+                gone.append(key)
                 continue
             if best is None or v.priority < best[1].priority:
                 if v.waits_for_quiet and now - since < self.QUIET_MAX and not _quiet(v):
                     continue
                 best = (key, v)
-        if best is None:
-            return None
-        del self._marked[best[0]]
-        return best[1]
+        with self._cv:
+            for key in gone:
+                self._marked.pop(key, None)
+            if best is None or self._marked.pop(best[0], None) is None:
+                return None
+            self._busy = True
+            return best[1]
 
     def _run(self) -> None:
         done_at = 0.0
@@ -112,16 +120,15 @@ class Redrawer:
                 time.sleep(self.delay)      # marks come in a burst: gather it
             # else the first mark after a pause (a click's row): drawn at once
             while True:     # one view at a time: a row released meanwhile overtakes the charts
-                with self._cv:
-                    v = self._next()
-                    self._busy = v is not None
-                    if v is None:
+                v = self._next()
+                if v is None:
+                    with self._cv:
                         self._cv.notify_all()
                         done_at = time.monotonic()
                         if not self._marked:
                             break
                         self._cv.wait(self.POLL)     # views waiting for their queries to catch up
-                        continue
+                    continue
                 try:
                     v.redraw_if_changed()
                 except Exception:  # a view that fails to draw must not stop the others

@@ -158,6 +158,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         self.last_outcome = None
         self._shown_clock: int | None | bool = False   # False: never shown
         self._lock = widget_lock("injector", reentrant=True)   # a click (kernel thread) and a redraw (its own thread)
+        self._showing = False           # the form is being set from the engine's state
         super().__init__(stream=d.name, columns=[{"name": f.name, "hint": type_hint(f.type),
                                                   "nullable": bool(f.type.nullable)} for f in self.fields],
                          texts={f.name: "" for f in self.fields})
@@ -338,16 +339,28 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
                 self.wb.default_rowtime(self.stream, _producer(self.producer_name)))
 
     def refresh(self) -> None:
-        """Show the stream's clock and producers; the bound field follows the clock when it moves."""
+        """Show the stream's clock and producers; the bound field follows the clock when it moves.
+        The engine is read first, then the form changes under the injector's own lock (a widget
+        lock, never held while the engine is asked: a click and a redraw share the form)."""
+        state = self._engine_state(self.producer_name)
         with self._lock:
-            self._refresh()
+            self._show(state)
 
-    def _refresh(self) -> None:
+    def _engine_state(self, producer: str | None):
+        """What the form shows of the engine: the stream's info, and what a blank ROWTIME means
+        for ``producer`` and for the default producer; None once the stream is dropped."""
         try:
             info = next(s for s in self.wb.streams() if s["name"] == self.stream)
-        except StopIteration:
+            blanks = {p: self.wb.default_rowtime(self.stream, p) for p in {_producer(producer), None}}
+        except (StopIteration, StreamSqlError):
+            return None
+        return info, blanks
+
+    def _show(self, state) -> None:
+        if state is None:
             self.status = {"clock": "dropped", "pending": 0, "late": 0}
             return
+        info, blanks = state
         clock = info["clock"]
         prods = sorted(info["producers"])
         options = [DEFAULT_PRODUCER] + [p for p in prods if p != DEFAULT_PRODUCER]
@@ -355,20 +368,26 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
             self.status = {"clock": ts(clock), "pending": info["pending"], "late": info["late"]}
             if list(self.producers) != options:
                 if self.producer_name not in options:
-                    self.producer_name = DEFAULT_PRODUCER
+                    self._showing = True        # its placeholder is set below, from ``state``
+                    try:
+                        self.producer_name = DEFAULT_PRODUCER
+                    finally:
+                        self._showing = False
                 self.producers = options
             if clock != self._shown_clock:          # the bound field follows the clock (punctuate "now")
                 self._shown_clock = clock
                 self.bound_text = "" if clock is None else sqltime.format_timestamp(clock)
-            self._placeholders()
+            blank = blanks.get(_producer(self.producer_name))
+            if blank is not None:
+                self.rowtime_placeholder = rowtime_placeholder(*blank, self.stream)
 
     def _placeholders(self) -> None:
-        """The ROWTIME field says what a blank will be."""
-        try:
-            blank, whose = self.wb.default_rowtime(self.stream, _producer(self.producer_name))
-        except StreamSqlError:      # the stream was dropped
+        """The ROWTIME field says what a blank will be (another producer was chosen)."""
+        if self._showing:
             return
-        self.rowtime_placeholder = rowtime_placeholder(blank, whose, self.stream)
+        state = self._engine_state(self.producer_name)
+        if state is not None:
+            self.rowtime_placeholder = rowtime_placeholder(*state[1][_producer(self.producer_name)], self.stream)
 
     def title_text(self) -> str:
         """The title line: the stream, its clock, rows pending for slower producers, late rows."""

@@ -19,6 +19,7 @@ from .holds import Holds
 from .pipeline import SparkQuery
 from .session import get_remote_session, get_session, is_connect
 from .source import offset_step
+from .waits import QUERY_BATCH
 
 
 class SparkRuntime(Runtime):
@@ -97,8 +98,11 @@ class SparkRuntime(Runtime):
             q._state_changed()
 
         def delivered(res):
-            if res.errors:   # rows an operator refused go to ERRORS before the rows of their batch
-                self.wb.commits.operator_errors(q, res.errors, res.batch_id)
+            if res.errors:
+                # rows an operator refused go to ERRORS: under the workbench's lock, which this
+                # thread must not wait for (a statement holding it may be stopping this query,
+                # which waits for this delivery), so the lock's holder commits them if it is held
+                self.wb.lock.run_when_free(lambda: self.wb.commits.operator_errors(q, res.errors, res.batch_id))
                 q._deliver_errors([e for _s, e in res.errors])
             if res.trace is not None:
                 q.trace.extend(res.trace.entries())
@@ -161,6 +165,7 @@ class SparkRuntime(Runtime):
         if entry is None:
             return
         _q, sq, handle = entry
+        QUERY_BATCH.wait_point()        # this waits for the query's batches to be delivered
         self.holds.release()            # a query held back would look caught up to Spark
         # the blocking Spark call runs in a helper thread: an interrupt of the caller (the kernel's
         # SIGINT) then ends only the waiting, never a py4j call half-way (which would leave the
@@ -195,6 +200,9 @@ class SparkRuntime(Runtime):
                                   None if deadline is None else max(0.1, deadline - time.monotonic()))
                 if follower.failed is not None:
                     raise RuntimeError(follower.failed)
+            if not self.wb.lock.held_by_me():
+                with self.wb.lock:      # its release commits what a delivery handed over (ERRORS)
+                    pass
             self._end_startup(q)
         except Exception as e:
             self._end_startup(q)
@@ -237,6 +245,7 @@ class SparkRuntime(Runtime):
         if entry and self._initializing is entry[2]:
             self._initializing = None
         if entry:
+            QUERY_BATCH.wait_point()    # Spark's stop waits for the batch being delivered
             try:
                 entry[2].stop()
             finally:
@@ -256,6 +265,7 @@ class SparkRuntime(Runtime):
             follower = self.followers.pop(name, None)
             if follower is not None:
                 follower.stop()
+            QUERY_BATCH.wait_point()
             try:
                 h.stop()
             except Exception:

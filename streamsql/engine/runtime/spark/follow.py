@@ -12,6 +12,7 @@ import threading
 import time
 
 from ...locks import engine_condition
+from .waits import QUERY_BATCH
 
 #: how often the commit point is looked at (a stat and a small read); the query's state over RPC
 #: is asked far less often
@@ -39,7 +40,8 @@ class SinkFollower:
         while self.done < last:
             i = self.done + 1
             res = self.sink.read_batch(i, trace=True)
-            self.deliver(res)
+            with QUERY_BATCH.running():     # a wait for the query waits for this delivery
+                self.deliver(res)
             with self._cond:
                 self.done = i
                 self._cond.notify_all()
@@ -64,6 +66,7 @@ class SinkFollower:
     def wait_for(self, batch: int, timeout: float | None = None) -> None:
         """Until every batch up to ``batch`` is delivered (or the follower failed)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        QUERY_BATCH.wait_point()
         with self._cond:
             while self.done < batch and self.failed is None and self._thread.is_alive():
                 left = None if deadline is None else deadline - time.monotonic()

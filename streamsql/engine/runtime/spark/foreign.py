@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 
 from ...foreign import CORRUPT, MAX_CSV_FIELDS, FileReader
 from ...paths import under
+from .waits import READER_BATCH
 
 
 def local_path(uri: str) -> str:
@@ -37,24 +38,30 @@ class SparkFileReader(FileReader):
               .selectExpr("*", "input_file_name() AS _file"))
 
         def batch(bdf, _bid):
-            t = bdf.toArrow()
-            files = sorted(set(t.column("_file").to_pylist()))
-            for f in files:
-                path = local_path(f)
-                if not self.rx.fullmatch(os.path.basename(path)) or path in self.done:
-                    continue
-                rows = t.filter(pc.equal(t.column("_file"), f))
-                self.load_file(path, [rows.column(f"c{i}").combine_chunks() for i in range(len(self.fields))],
-                               rows.column(CORRUPT).to_pylist())
+            with READER_BATCH.running():        # the reader's stop waits for this
+                self._load_batch(bdf)
         self.sq = (df.writeStream.foreachBatch(batch).option("checkpointLocation", str(folder / "checkpoint"))
                    .queryName(f"streamsql_foreign_{self.stream}_{id(self)}").start())
 
+    def _load_batch(self, bdf) -> None:
+        t = bdf.toArrow()
+        files = sorted(set(t.column("_file").to_pylist()))
+        for f in files:
+            path = local_path(f)
+            if not self.rx.fullmatch(os.path.basename(path)) or path in self.done:
+                continue
+            rows = t.filter(pc.equal(t.column("_file"), f))
+            self.load_file(path, [rows.column(f"c{i}").combine_chunks() for i in range(len(self.fields))],
+                           rows.column(CORRUPT).to_pylist())
+
     def wait(self) -> None:
         if self.sq is not None:
+            READER_BATCH.wait_point()
             self.sq.processAllAvailable()
 
     def stop(self) -> None:
         if self.sq is not None:
+            READER_BATCH.wait_point()
             try:
                 self.sq.stop()
             except Exception:

@@ -42,6 +42,7 @@ from .sqlgen import SparkSql, quote_ident
 from .sqltext import spark_type_ddl
 from .stage import StageSpec, make_processor
 from .trace_assembly import TraceAssembler
+from .waits import QUERY_BATCH
 
 
 def partition_exprs(node) -> list[list[Expr]]:
@@ -327,13 +328,14 @@ class SparkQuery:
                 sink.process(batch_id, batch_df.toArrow())
         else:
             def foreach(batch_df, batch_id):
-                try:
-                    res = sink.process(batch_id, batch_df.toArrow())
-                except Exception as e:  # surfaces through the query's error, never silently
-                    on_error(e)
-                    raise
-                if res is not None:
-                    on_batches(res)
+                with QUERY_BATCH.running():      # stopping the query waits for this
+                    try:
+                        res = sink.process(batch_id, batch_df.toArrow())
+                    except Exception as e:  # surfaces through the query's error, never silently
+                        on_error(e)
+                        raise
+                    if res is not None:
+                        on_batches(res)
 
         self.sq = (self.df.writeStream.foreachBatch(foreach)
                    .option("checkpointLocation", str(self.folder / "checkpoint"))

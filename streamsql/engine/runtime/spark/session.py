@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...locks import engine_lock
 from ...startup import READY
+from .waits import SPARK_START
 
 log = logging.getLogger("streamsql.spark")
 _lock = engine_lock("spark-session")
@@ -212,6 +213,7 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         if on_start:
             on_start()
         told = _replay(on_phase, up=False)
+        SPARK_START.wait_point()
         _ready.wait()
         _replay(on_phase, told)
     with _lock:
@@ -506,7 +508,8 @@ def prestart(master: str | None = None, conf: dict | None = None, log_dir: str |
 
     def run():
         try:
-            spark = get_session(master, conf, log_dir)
+            with SPARK_START.running():     # a query start meanwhile waits for this
+                spark = get_session(master, conf, log_dir)
         except Exception as e:  # reported by the first real use
             log.info("starting Spark ahead of use failed: %s", e)
             return
