@@ -236,7 +236,7 @@ class FileReader:
         table = pa.table(data)
         if last is None:
             table = table.slice(0, n)
-        with self._lock:
+        with self.wb.lock, self._lock:      # the workbench's first (the load takes it): the written order
             if n or last is not None:
                 self.wb.load(self.stream, table)
             self.done.append(path)

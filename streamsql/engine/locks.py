@@ -37,8 +37,8 @@ ENGINE, WIDGET = "engine", "widget"
 #: only those after it. Widget locks are leaves of their own family and never nest with these.
 ORDER = (
     "spark-reader-batch",   # a foreign stream's Spark batch: it loads the batch's files into the stream
-    "foreign-reader",       # a foreign stream's reader: the files it has read (it loads under it)
     "workbench",            # a workbench: statements, appends, its catalog, log and queries
+    "foreign-reader",       # a foreign stream's reader: the files it has read (it loads under it)
     "spark-start",          # waiting for Spark's session, which another thread may be starting
     "spark-session",        # this process's SparkSession, made or found
     "connect-session",      # the Spark Connect sessions of this process
