@@ -174,7 +174,8 @@ class TrackedLock:
             rec.acquired(self)
 
     def release(self) -> None:
-        if self._count == 1 and self._handover:
+        mine = self._owner == threading.get_ident()     # a plain lock may be released by another thread
+        if self._count == 1 and self._handover and mine:
             self._run_handover()            # work handed over while this thread held it
         self._count -= 1
         last = self._count == 0
@@ -182,9 +183,9 @@ class TrackedLock:
             self._owner = None
         self._lock.release()
         rec = lockdep.RECORDER
-        if last and rec is not None:
+        if last and rec is not None and mine:
             rec.released(self)
-        if self.kind == ENGINE:
+        if self.kind == ENGINE and mine:
             _local.depth = engine_depth() - 1
             if not _local.depth:
                 _run_deferred()
