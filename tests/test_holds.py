@@ -58,8 +58,8 @@ def test_a_hold_ends_by_itself(tmp_path):
         h.publish(step, "F", step - 1)
         seen.append(visible_head(tmp_path, "G"))
     assert max(seen) > 2                      # moved on during the clicks (a restarted limit never would)
-    deadline = time.monotonic() + 5
-    while visible_head(tmp_path, "G") != step and time.monotonic() < deadline:
+    deadline = time.monotonic() + 5      # the timer's thread writes HEAD, then forgets the hold
+    while (visible_head(tmp_path, "G") != step or h.current is not None) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert visible_head(tmp_path, "G") == step and h.current is None
 
