@@ -11,7 +11,6 @@ from typing import Any, Callable, Iterable
 import pyarrow as pa
 
 from . import time as sqltime
-from .deprecated import renamed
 from .errors import StreamSqlError
 from .locks import callout, engine_lock
 from .plan import Field, Query, Statement
@@ -84,9 +83,6 @@ class ContinuousQuery:
         self.twin: Any = None
         self.schema = pa.schema([pa.field("step", pa.int64()), pa.field("rowtime", pa.int64())] +
                                 [pa.field(f"v{i}", arrow_type(f.type)) for i, f in enumerate(plan.columns)])
-
-    start_seq = renamed("start_seq", "start_step")
-    processed_seq = renamed("processed_seq", "processed_step")
 
     @property
     def engine(self) -> str:
@@ -227,9 +223,6 @@ class ContinuousQuery:
         Spark's sink thread on the Spark engine)."""
         self._listeners.add(f)
 
-    def off_release(self, f: Callable[[ReleasedBatch], None]) -> None:
-        """Remove a callback added with :meth:`on_release`."""
-        self._listeners.remove(f)
 
     def on_progress(self, f: Callable[[], None]) -> None:
         """Call ``f()`` after every delivery of the runtime, whether it released rows or not
@@ -237,9 +230,6 @@ class ContinuousQuery:
         follow the trace redraw then."""
         self._progress_listeners.add(f)
 
-    def off_progress(self, f: Callable[[], None]) -> None:
-        """Remove a callback added with :meth:`on_progress`."""
-        self._progress_listeners.remove(f)
 
     def _progressed(self) -> None:
         self._progress_listeners.call()
@@ -248,9 +238,6 @@ class ContinuousQuery:
         """Call ``f()`` when the query stops or fails (views redraw their status)."""
         self._state_listeners.add(f)
 
-    def off_state(self, f: Callable[[], None]) -> None:
-        """Remove a callback added with :meth:`on_state`."""
-        self._state_listeners.remove(f)
 
     def _state_changed(self) -> None:
         self._state_listeners.call()
@@ -318,10 +305,6 @@ class _Listeners:
 
     def add(self, f: Callable) -> None:
         self._fs.append(f)
-
-    def remove(self, f: Callable) -> None:
-        if f in self._fs:
-            self._fs.remove(f)
 
     def call(self, *args) -> None:
         """Each callback, in the order they were added; never while this thread holds an

@@ -32,7 +32,6 @@ from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
 from .continuous_query import ContinuousQuery, LoadResult, Result
-from .deprecated import renamed
 from .errors import EventError, LateRowError, SqlError, StreamSqlError, WorkspaceError, one_line
 from .journal import Journal
 from .lifecycle import QueryLifecycle
@@ -478,8 +477,6 @@ class Workbench:
     def last_step(self) -> int:
         """The step (global sequence number) of the last injected event; 0 before any."""
         return self.catalog.next_step - 1
-
-    last_seq = renamed("last_seq", "last_step")
 
     def last_step_of(self, streams: Iterable[str]) -> int:
         """The last committed step with an event of one of ``streams`` (0: none): a query that

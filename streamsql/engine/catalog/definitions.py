@@ -7,7 +7,6 @@ import datetime as _dt
 from dataclasses import dataclass, field
 
 from .. import time as sqltime
-from ..deprecated import renamed
 from ..plan import Field
 
 #: the times an event may carry: the years 0001 to 9999 (what a TIMESTAMP can show)
@@ -60,7 +59,6 @@ class Outcome:
     late_count: int = 0
     producer_clock: bool = False       # the late row violated its producer's clock (not the stream's)
 
-    seq = renamed("seq", "step")
 
 
 @dataclass

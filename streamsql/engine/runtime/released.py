@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..deprecated import renamed
 
 
 @dataclass(frozen=True)
@@ -24,4 +23,3 @@ class ReleasedBatch:
     bound: int | None = None
     errors: list = field(default_factory=list)   # (input stream, operators.base.OperatorError) at this step
 
-    seq = renamed("seq", "step")
