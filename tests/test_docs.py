@@ -296,3 +296,15 @@ def _urls(html: str) -> list[tuple[str, str]]:
 def _html_text(s: str) -> str:
     import html
     return html.escape(s, quote=False)
+
+
+def test_every_docs_page_the_package_names_exists():
+    """An error message or docstring that sends a reader to ``docs/<page>.md`` names a page there
+    is (a message once pointed to ``docs/cluster.md``, which had moved to ``docs/howto/``)."""
+    named = {}
+    for p in (ROOT / "streamsql").rglob("*.py"):
+        for m in re.finditer(r"docs/[A-Za-z0-9_/.-]+?\.md", p.read_text()):
+            named.setdefault(m.group(0), p.relative_to(ROOT))
+    assert named
+    missing_pages = {page: str(where) for page, where in named.items() if not (ROOT / page).is_file()}
+    assert missing_pages == {}

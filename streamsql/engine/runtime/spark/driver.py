@@ -300,7 +300,7 @@ class SparkRuntime(Runtime):
         if is_connect(spark):
             raise StreamSqlError(f"foreign stream {stream}: foreign streams need Spark in this process (their reader "
                                  f"commits each file from foreachBatch), not a Spark Connect server; "
-                                 f"use STREAMSQL_ENGINE=process (docs/cluster.md)")
+                                 f"use STREAMSQL_ENGINE=process (docs/engine.md)")
         return SparkFileReader(self.wb, stream, spark)
 
     def file_sink(self, q, path, fmt: str):
