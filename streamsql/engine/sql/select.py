@@ -171,9 +171,8 @@ def _items(sel: exp.Select, scope: Scope, source: Source, overrides: list[str] |
             a = it.ast
             while isinstance(a, exp.Paren):
                 a = a.this
-            if isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier) and not (
-                    canonical(a.this) == ROWTIME and scope.is_implicit_rowtime(a)):
-                it.name = canonical(a.this)
+            if isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier):
+                it.name = canonical(a.this)      # o.ROWTIME too: a qualified column keeps its name
             else:
                 it.name = f"EXPR${i}"
     return items
@@ -190,7 +189,9 @@ def _is_bare_rowtime(it: SelectItem, scope: Scope, has_rowtime: bool, single: bo
     q, name = column_parts(a)
     if name != ROWTIME or not scope.is_implicit_rowtime(a):
         return False
-    return q is None or (single and not aggregate)
+    if q is None:
+        return True
+    return not aggregate and (single or scope.rel(q, a).gives_rowtime)
 
 
 def _check_rowtime_type(e: Expr, source: Source, at) -> None:
