@@ -315,6 +315,7 @@ class CreateTable(Statement):
     or_replace: bool = False
     sql: str = ""
     position: Position | None = None
+    description: str | None = None
 
 
 @dataclass(eq=False)

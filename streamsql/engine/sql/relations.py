@@ -21,6 +21,7 @@ from . import nodes as N
 from .context import RELATIONAL, Env, Origin, QueryResult
 from .expressions import Ctx, cast, constant_value, require_boolean, tname, translate, unify
 from .names import ROWTIME, NotAName, Rel, Scope, canonical
+from .planned import check as check_planned
 from .source import Source, start_of
 from .temporal import plan_versions, refuse_outside_join, version_of
 from .windows import join_window
@@ -114,6 +115,7 @@ def _view_item(info: ViewInfo, ast: exp.Table, alias: str, env: Env, mode: str) 
     body = Source(info.body_sql, script=info.body_sql)
     try:
         body_ast = parse(body)
+        check_planned(body_ast, body)
         view_env = Env(env.catalog, body, env.reads, {}, env.views + (name,))
         return plan_query(body_ast, view_env, mode, info.column_names)
     except NotAName:
