@@ -89,12 +89,12 @@ CHANGE_EVENTS = [
 
 
 @pytest.mark.parametrize("kind", ["JOIN", "LEFT JOIN"])
-def test_a_changelog_stream_releases_a_row_once_its_clock_passes_the_rows_time(wb, kind):
+def test_a_changelog_stream_releases_a_row_once_its_clock_passes_the_rows_time(kind):
     # Order 2 (product 20) at 10:05 meets the 1.5 that starts at 10:05 itself, which arrives after
     # it: that is why a row waits until the version clock is *past* its time. Every row is
-    # stamped with the order's rowtime; the bound is min(left clock, earliest waiting row).
-    wb.execute(CHANGES)
-    r = run("", TEMPORAL.format(kind=kind), CHANGE_EVENTS, wb=wb)
+    # stamped with the order's rowtime; the bound is min(left clock, earliest waiting row). (On
+    # Spark: the scenario temporal_join_versions, in test_scenarios and test_trace_equality.)
+    r = run(CHANGES, TEMPORAL.format(kind=kind), CHANGE_EVENTS)
     assert r.table("orderId", "unitPrice") == [(5, "10:05:00", 1, 0.25), (5, "10:05:00", 2, 1.5),
                                                (7, "10:30:00", 3, 0.25), (10, "10:45:00", 4, 0.35)]
     assert r.bounds == {2: "10:05:00", 6: "10:30:00", 8: "10:45:00", 10: "11:00:00"}

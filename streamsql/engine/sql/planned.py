@@ -159,7 +159,7 @@ CLASS_NAMES: dict = {
     exp.Collate: "COLLATE", exp.Order: "ORDER BY inside a function call", exp.Limit: "LIMIT", exp.Offset: "OFFSET",
     exp.Fetch: "FETCH", exp.Any: "ANY (...)", exp.All: "ALL (...)", exp.Changes: "CHANGES",
     exp.HistoricalData: "AT / BEFORE (time travel)", exp.Array: "An ARRAY", exp.Struct: "A STRUCT",
-    exp.Tuple: "A row value (...)", exp.JSONExtract: "The -> operator", exp.Kwarg: "A named argument (=>)",
+    exp.JSONExtract: "The -> operator", exp.Kwarg: "A named argument (=>)",
 }
 
 
