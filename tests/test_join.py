@@ -590,6 +590,15 @@ def test_decimal_literals_in_a_double_column_join_on_both_runtimes(wb):
                                                                               (3, "10:07:00")]
 
 
+def test_the_issues_qualified_rowtime_is_named_rowtime_on_both_runtimes(wb):
+    # was EXPR$0: o.ROWTIME is the joined rows' ROWTIME, shown once, by its name
+    wb.execute(PRICES)
+    r = run("", "SELECT STREAM o.ROWTIME, o.orderId, p.name FROM Orders AS o JOIN Products AS p "
+                "ON o.productId = p.productId", [row("Orders", "10:00", productId=30, orderId=1)], wb=wb)
+    assert r.q.to_pandas().to_dict("records") == [{"STEP": r.q.start_step + 1, "ROWTIME": "2006-10-10 10:00:00",
+                                                   "ORDERID": 1, "NAME": "Cheese"}]
+
+
 @pytest.mark.parametrize("select,names", [
     ("o.ROWTIME, o.orderId, p.name", ["ROWTIME", "ORDERID", "NAME"]),
     ("p.name, o.ROWTIME", ["NAME", "ROWTIME"]),
