@@ -29,9 +29,6 @@ from .source import Source, span, start_of
 from .windows import WindowCollector, named_windows
 
 MONOTONIC_ROWTIME = "ROWTIME expression must be monotonic in the input's ROWTIME"
-UNSUPPORTED_CLAUSES = {"qualify": "QUALIFY", "laterals": "LATERAL", "pivots": "PIVOT",
-                       "into": "SELECT INTO", "connect": "CONNECT BY", "prewhere": "PREWHERE",
-                       "cluster": "CLUSTER BY", "distribute": "DISTRIBUTE BY", "sort": "SORT BY"}
 
 
 @dataclass
@@ -224,10 +221,7 @@ def _monotonic_rowtime(e: Expr) -> bool:
 
 
 def _check_clauses(sel: exp.Select, source: Source, stream: bool) -> None:
-    for key, what in UNSUPPORTED_CLAUSES.items():
-        v = sel.args.get(key)
-        if v:
-            raise source.error(f"{what} is not supported", v[0] if isinstance(v, list) else v)
+    """Clauses refused in words that depend on the query (the others: planned.py)."""
     for key in ("limit", "offset", "fetch"):
         v = sel.args.get(key)
         if v is not None:
