@@ -135,3 +135,20 @@ def test_a_million_rows_through_an_aggregation_match_a_spark_batch_query(tmp_pat
         assert got == expected
     finally:
         wb.close()
+
+
+def test_a_files_values_are_typed_by_the_one_parser(wb_local, tmp_path):
+    # a CSV field is read as INSERT and the injector read it: 'nan' and '1e999' are no DOUBLE
+    # (Arrow's own cast takes both), ' 2 ' is the DOUBLE 2.0; a refused field refuses its record only
+    d = tmp_path / "in"
+    d.mkdir()
+    write(d / "a.csv", "1,1.5\n2,nan\n3, 2 \n4,1e999\n")
+    wb_local.execute(f"""CREATE FOREIGN STREAM S (n INTEGER, x DOUBLE) SERVER FILE_SERVER
+        OPTIONS ("PARSER" 'CSV', "DIRECTORY" '{d}')""")
+    errors = wb_local.query("SELECT STREAM MESSAGE FROM ERRORS")
+    q = wb_local.query("SELECT STREAM n, x FROM S")
+    q.wait()
+    errors.wait()
+    assert [r.values for r in q.rows] == [(1, 1.5), (3, 2.0)]
+    assert [r.values[0] for r in errors.rows] == ["a.csv:2: column X (DOUBLE): 'nan' is not a number (like 1.5 or 2e-3)",
+                                                  "a.csv:4: column X (DOUBLE): 1e999 is not a finite number"]

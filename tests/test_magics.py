@@ -440,3 +440,24 @@ def test_native_twin_errors_are_one_line_and_the_session_goes_on(run):
     assert cell.ok and cell.err.strip() == "error: no native Spark twin on the local engine: it runs on the Spark engine"
     assert "native [NAME] [--delay TIME]" in run("%streamsql help").out
     assert_clean(run("%streamsql queries"))
+
+
+def test_a_qualified_rowtime_keeps_its_name_in_the_output(ip, run):
+    # the stream side's o.ROWTIME is the joined rows' ROWTIME: the table shows it as ROWTIME (once),
+    # never EXPR$0; a relational query over the history shows it where the select list has it
+    c = run("""%%streamsql
+CREATE STREAM Orders (productId INTEGER, orderId INTEGER);
+CREATE TABLE Products (productId INTEGER, name VARCHAR(10));
+INSERT INTO Products VALUES (10, 'Beer')""")
+    assert_clean(c)
+    c = run("%%streamsql -o q\nSELECT STREAM o.ROWTIME, o.orderId, p.name FROM Orders AS o "
+            "JOIN Products AS p ON o.productId = p.productId")
+    assert_clean(c)
+    run("%streamsql INSERT INTO Orders (ROWTIME, productId, orderId) VALUES (TIMESTAMP '2006-10-10 10:00:00', 10, 1)")
+    assert ip.user_ns["q"].to_pandas().to_dict("records") == [
+        {"STEP": 1, "ROWTIME": "2006-10-10 10:00:00", "ORDERID": 1, "NAME": "Beer"}]
+    current_workbench().set_history("Orders")
+    c = run("%streamsql SELECT o.orderId, o.ROWTIME, p.name FROM Orders AS o JOIN Products AS p "
+            "ON o.productId = p.productId")
+    assert_clean(c)
+    assert c.shown[0].split()[:3] == ["ORDERID", "ROWTIME", "NAME"], c.shown

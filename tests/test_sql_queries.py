@@ -94,7 +94,7 @@ def test_join_side_rowtimes_inside_on_and_above_the_join():
     assert show(j.residual) == "<(RT0, RT1)"
     assert show(filt.cond).startswith("<($5, ") is False and show(filt.cond).startswith(">($5, ")
     assert [show(e) for e in proj.exprs] == ["$5", "$11", "$3"]
-    assert names(q.columns) == ["PLACED", "EXPR$1", "TICKER"] and q.rowtime_column == 2
+    assert names(q.columns) == ["PLACED", "ROWTIME", "TICKER"] and q.rowtime_column == 2   # t.ROWTIME keeps its name
     q = query("SELECT STREAM * " + JOIN_OT)
     assert len(q.columns) == 10     # hidden rowtime columns never show in *
     q = query("SELECT STREAM t.*, o.ROWTIME AS ot " + JOIN_OT)

@@ -193,6 +193,87 @@ def test_event_file(typed, tmp_path):
             check(expected, got)
 
 
+def test_table_insert_literal(wb_local):
+    """A table's INSERT stores each value as its column's type, exactly as a stream's does, or
+    refuses it naming the table's column (a DECIMAL literal into a DOUBLE column is a DOUBLE)."""
+    wb = wb_local
+    names = {t: f"T{i}" for i, t in enumerate(dict.fromkeys(t for t, _x, _e in CASES))}
+    wb.execute(";".join(f"CREATE TABLE {s} (c {t})" for t, s in names.items()))
+    for t, text, expected in CASES:
+        s = names[t]
+        rows = wb.catalog.tables[s].rows
+        before = len(rows)
+        try:
+            wb.execute(f"INSERT INTO {s} VALUES ({sql_literal(t, text)})")
+            err = None
+        except StreamSqlError as e:
+            err = e
+        if refused(expected):
+            assert err is not None and len(rows) == before, (t, text, rows[-1:])
+            if f"column C of table {s} " in str(err):
+                assert f"column C of table {s} ({parse_type_name(*_split(t))}): " in str(err), str(err)
+                assert unquoted(expected) in unquoted(str(err)), str(err)
+            else:                                        # the analyzer refused the literal itself
+                assert re.search(r"Cannot assign|Invalid TIMESTAMP literal", str(err)), str(err)
+        else:
+            assert err is None, (t, text, err)
+            check(expected, rows[-1][0])
+
+
+@pytest.mark.parametrize("form", ["text", "value"])
+def test_bulk_load(typed, form):
+    """``Workbench.load`` types a column as inserting its rows one by one would (Arrow where the
+    rules accept every value, the one parser otherwise), or refuses it naming the column."""
+    from streamsql.engine.errors import EventError
+    wb, names = typed
+
+    def loaded(wb, s):
+        return [r["values"] for r in wb.traced_events(streams=[s]) if r["status"] == "ok"]
+    for t, text, expected in CASES:
+        forms = json_forms(text)
+        if form == "value" and len(forms) == 1:
+            continue
+        v = forms[-1] if form == "value" else text
+        s = names[t]
+        before = len(loaded(wb, s))
+        try:
+            wb.load(s, {"ROWTIME": [AT, AT], "c": [v, None]})
+            err = None
+        except EventError as e:
+            err = e
+        if refused(expected):
+            assert err is not None, (t, v, loaded(wb, s)[-1:])
+            assert len(loaded(wb, s)) == before
+            assert str(err).startswith(f"column C of stream {s} ({parse_type_name(*_split(t))}): "), str(err)
+            assert unquoted(expected) in unquoted(str(err)) and str(err).endswith("(row 1)"), str(err)
+        else:
+            assert err is None, (t, v, err)
+            got = wb.catalog.coerce_values(wb.catalog.stream(s), loaded(wb, s)[-2])[0]
+            check(expected, got)
+
+
+def test_bulk_load_converts_whole_columns_by_the_same_rules():
+    """The column form of the rules on the columns a data frame gives: decimals and integers
+    into DOUBLE, text into DECIMAL, nanosecond timestamps to milliseconds; a fraction in an
+    INTEGER column, a lossy timestamp or a non-finite DOUBLE is refused at its row."""
+    import pyarrow as pa
+    from streamsql.engine.values import column
+    dbl, dec = parse_type_name("DOUBLE"), parse_type_name("DECIMAL", [6, 2])
+    assert column(pa.array([D("17.0"), D("0.25"), None]), dbl, "c").to_pylist() == [17.0, 0.25, None]
+    assert column(pa.array([10, 30]), dbl, "c").to_pylist() == [10.0, 30.0]
+    assert column(pa.array(["1.5", " 12.34 "]), dec, "c").to_pylist() == [D("1.50"), D("12.34")]
+    assert column(pa.array([0.1, 2.5]), dec, "c").to_pylist() == [D("0.10"), D("2.50")]
+    ts = pa.array([1_160_474_400_000_000_000], pa.timestamp("ns"))
+    assert column(ts, parse_type_name("TIMESTAMP"), "c").to_pylist() == [TS("2006-10-10 10:00:00")]
+    for col, t, words in [(pa.array([1, 2, 3.5]), parse_type_name("INTEGER"), "3.5 is not a whole number (row 3)"),
+                          (pa.array([1.0, float("inf")]), dbl, "inf is not a finite number (row 2)"),
+                          (pa.array([1_160_474_400_000_000_001], pa.timestamp("ns")), parse_type_name("TIMESTAMP"),
+                           "millisecond precision; got 2006-10-10T10:00:00.000000001 (row 1)"),
+                          (pa.array([True]), parse_type_name("INTEGER"), "TRUE is a BOOLEAN, not a number (row 1)")]:
+        with pytest.raises(ValueRefused, match=re.escape(words)):
+            column(col, t, "column C")
+
+
 def test_python_values_are_never_changed():
     """The API's Python values: a whole float is an integer, a fraction is not; decimals keep
     their value or are refused; booleans are not numbers."""

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import lateness
+from . import lateness, values
 from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, ERROR_STREAM, MAX_EVENT_TIME, MIN_EVENT_TIME, LogEntry, Producer
 from .errors import EventError, one_line
@@ -26,7 +26,7 @@ from .types import arrow_type, to_json_value
 log = logging.getLogger("streamsql.late")
 
 
-def _as_table(data) -> pa.Table:
+def _as_table(data, stream=None) -> pa.Table:
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -41,7 +41,26 @@ def _as_table(data) -> pa.Table:
         try:
             return pa.table(data)
         except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
-            raise EventError(one_line(f"cannot load these columns: {e}", limit=300)) from None
+            problem = e
+        # a column Arrow cannot hold as it is (an int beyond 64 bits): typed by the stream's
+        # column, which refuses it by the one parser's rules
+        fields = {f.name.upper(): f for f in (stream.fields if stream is not None else [])}
+        cols = {}
+        for name, vals in data.items():
+            try:
+                cols[name] = pa.array(vals)
+                continue
+            except (pa.ArrowException, OverflowError, TypeError, ValueError):
+                f = fields.get(str(name).upper())
+                if f is None:
+                    break
+            try:
+                cols[name] = values.column(list(vals), f.type, f"column {f.name} of stream {stream.name}")
+            except values.ValueRefused as e:
+                raise EventError(one_line(str(e), limit=300)) from None
+        else:
+            return pa.table(cols)
+        raise EventError(one_line(f"cannot load these columns: {problem}", limit=300)) from None
     raise EventError(f"cannot load {type(data).__name__}: give a pyarrow Table, a pandas DataFrame or a dict of columns")
 
 
@@ -78,7 +97,7 @@ def check_load(wb, streams, data, rowtime: str) -> CheckedLoad:
     ``streams``: one StreamDef (every row goes to it) or None (a ``STREAM`` column routes each
     row; the rows of all streams interleave in the table's order, one step each). An optional
     boolean ``BOUND`` column marks punctuation: the row's rowtime is a bound, its values unused."""
-    table = _as_table(data)
+    table = _as_table(data, streams)
     names = {n.upper(): n for n in table.column_names}
     n = table.num_rows
     if rowtime.upper() not in names:
@@ -197,18 +216,12 @@ def _columns(d, table, names, rowtime, pos, is_bound) -> list:
                 raise EventError(f"column {f.name} of stream {d.name} is NOT NULL and was not given")
             cols.append(pa.nulls(len(pos), at))
             continue
-        col = table.column(src).take(take)
-        try:
-            col = pc.cast(col, at) if col.type != at else col
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise EventError(f"column {f.name} of stream {d.name}: cannot store {col.type} values as {f.type}: {e}") from None
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        try:      # as inserting the rows one by one would store them (engine/values.py)
+            col = values.column(table.column(src).take(take), f.type, f"column {f.name} of stream {d.name}")
+        except values.ValueRefused as e:
+            raise EventError(one_line(str(e), limit=300)) from None
         if not f.type.nullable and rows_only.any() and col.filter(pa.array(rows_only)).null_count:
             raise EventError(f"column {f.name} of stream {d.name} is NOT NULL but has NULLs")
-        if f.type.is_string and f.type.precision is not None and len(col):
-            longest = pc.max(pc.utf8_length(col)).as_py() or 0
-            if longest > f.type.precision:
-                raise EventError(f"column {f.name} of stream {d.name}: a value is longer than {f.type}")
         cols.append(col)
     return cols
 

@@ -135,10 +135,22 @@ class ContinuousQuery:
         if rows:
             cols = [[r.step for r in rows], [r.rowtime for r in rows]] + \
                    [[r.values[j] for r in rows] for j in range(len(self.plan.columns))]
-            table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, self.schema)],
-                                         schema=self.schema)
+            table = pa.Table.from_arrays([self._column(c, f) for c, f in zip(cols, self.schema)], schema=self.schema)
         bounds = {b.step: b.bound for b in batches if b.bound is not None}
         self._append(table, bounds, batches)
+
+    def _column(self, vals: list, f: pa.Field) -> pa.Array:
+        """Released values as their column's Arrow type; a value of another Python type (a
+        DECIMAL where the column is DOUBLE) is stored as the column's type, by the rules of
+        engine/values.py, or refused naming the column."""
+        try:
+            return pa.array(vals, type=f.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            if not f.name.startswith("v"):      # step and rowtime are the runtime's own ints
+                raise
+            from .values import column
+            j = int(f.name[1:])
+            return column(vals, self.plan.columns[j].type, f"column {self.plan.columns[j].name} of query {self.name}")
 
     def _deliver_errors(self, errors: list) -> None:
         """Rows the query's operators refused (``OperatorError``), in step order."""

@@ -33,7 +33,7 @@ from .catalog import MAX_EVENT_TIME, MIN_EVENT_TIME
 from .errors import SqlError, one_line
 from .locks import engine_lock
 from .types import arrow_type
-from .values import coerce
+from .values import ValueRefused, coerce, column
 
 log = logging.getLogger("streamsql.foreign")
 
@@ -164,10 +164,10 @@ class FileReader:
                 vals, bad = _parse_times(col)
                 typed.append(pa.array(vals, pa.int64()))
             else:
-                try:
-                    typed.append(pc.cast(pc.utf8_trim_whitespace(col) if not f.type.is_string else col, at))
+                try:      # every value as engine/values.py reads it (a 'nan' is no DOUBLE)
+                    typed.append(column(col, f.type, f"column {f.name}"))
                     bad = []
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                except ValueRefused:
                     vals, bad = [], []
                     for k, v in enumerate(col.to_pylist()):
                         try:

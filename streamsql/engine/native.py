@@ -150,6 +150,8 @@ def _check_aggregate(a: Aggregate) -> int:
 
 
 def _check_join(j: Join) -> None:
+    if j.versions is not None:
+        raise _no("a temporal join (FOR SYSTEM_TIME AS OF)", "Spark streaming has no event-time temporal join")
     if j.left_window is None or j.right_window is None:
         raise _no("a join with a table", "the twin joins streams only")
 

@@ -202,12 +202,24 @@ class JoinWindow:
     following: int = 0
 
 
+@dataclass(frozen=True)
+class Versions:
+    """``FOR SYSTEM_TIME AS OF left.ROWTIME`` on a join's right side: its rows are versions, and a
+    left row at ``t`` meets only those valid at ``t`` (the semantics, section 3.5.1). ``start`` and
+    ``end`` are over the right tuple (``Rowtime(0)`` is a right stream row's rowtime): a version
+    is valid from ``start`` (NULL: always) until ``end`` (excluded; NULL: for ever), or, with no
+    ``end``, until the next version of the same join key (``equi``'s right expressions) starts."""
+    start: Expr
+    end: Expr | None = None
+
+
 @dataclass(eq=False)
 class Join(Node):
     """Window join of two streams, or a stream-table lookup when one side is relational.
     ``kind`` is INNER, LEFT, RIGHT or FULL. ``equi`` pairs (left expr over the left tuple, right
     expr over the right tuple); ``residual`` sees the left tuple followed by the right tuple.
-    Output tuple: left fields then right fields."""
+    Output tuple: left fields then right fields. With ``versions``, a temporal join (INNER or
+    LEFT): each left row meets the right side's version valid at its rowtime."""
     left: Node
     right: Node
     kind: str
@@ -217,6 +229,7 @@ class Join(Node):
     residual: Expr | None
     fields: list[Field]
     is_stream: bool = True
+    versions: Versions | None = None
 
     def inputs(self):
         return [self.left, self.right]
@@ -302,6 +315,7 @@ class CreateTable(Statement):
     or_replace: bool = False
     sql: str = ""
     position: Position | None = None
+    description: str | None = None
 
 
 @dataclass(eq=False)

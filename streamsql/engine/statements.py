@@ -14,6 +14,7 @@ from .errors import BadNameError, EventError, LateRowError, SqlError
 from .expr import CalcError, compile_expr
 from .foreign import check_options, stamp_rowtime_columns
 from .paths import check_path_name, check_sql_name
+from .values import ValueRefused, coerce
 from .plan import (AlterPump, CreatePump, CreateStream, CreateTable, CreateView, Drop, Field,
                    InsertValues, SelectStatement, Statement)
 
@@ -139,10 +140,7 @@ def _insert_values(wb, stmt: InsertValues, _name, _replace) -> Result:
     c = wb.catalog
     if stmt.target in c.tables:
         t = c.tables[stmt.target]
-        rows = []
-        for i, vals in enumerate(stmt.rows):
-            by = _row_values(stmt, i, vals)
-            rows.append(tuple(by.get(f.name) for f in t.fields))
+        rows = [_table_row(stmt, i, t, _row_values(stmt, i, vals)) for i, vals in enumerate(stmt.rows)]
         c.insert_table_rows(stmt.target, rows)
         wb.save_catalog()
         return Result(stmt, f"{len(rows)} row{'s' if len(rows) != 1 else ''} inserted into {stmt.target}")
@@ -210,6 +208,16 @@ def _row_values(stmt: InsertValues, i: int, vals) -> dict:
         p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
         msg = err.describe()
         raise SqlError(msg[:1].upper() + msg[1:], *((p.line, p.col) if p else ())) from None
+
+
+def _table_row(stmt: InsertValues, i: int, t, by: dict) -> tuple:
+    """Row ``i`` of an INSERT into table ``t``, each value stored as its column's type (as a
+    stream's values are: engine/values.py), or refused naming the column, at the row."""
+    try:
+        return tuple(coerce(by.get(f.name), f.type, where=f"column {f.name} of table {t.name}") for f in t.fields)
+    except ValueRefused as e:
+        p = stmt.row_positions[i] if i < len(stmt.row_positions) else stmt.position
+        raise SqlError(str(e), *((p.line, p.col) if p else ())) from None
 
 
 def _check_names(stmt: Statement) -> None:

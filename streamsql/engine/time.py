@@ -75,6 +75,8 @@ def parse_timestamp(text: str, *, day: int | None = None) -> int:
     if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         return int(text)
     if isinstance(text, _dt.datetime):
+        if text.microsecond % 1000 or getattr(text, "nanosecond", 0):
+            raise TimeFormatError(f"timestamps have millisecond precision; got {text.isoformat()}")
         return from_datetime(text)
     if not isinstance(text, str):
         raise TimeFormatError(f"expected a timestamp, got {text!r}")

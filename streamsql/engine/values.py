@@ -194,3 +194,98 @@ def _string(s: str, t: SqlType, where: str) -> str:
     if t.precision is not None and len(s) > t.precision:
         raise ValueRefused(where, t, f"{s!r} is longer than {t.with_nullable(True)} ({len(s)} characters)")
     return s
+
+
+# --------------------------------------------------------------------------- a column at a time
+
+def column(col, t: SqlType, where: str):
+    """A column of values (Arrow, or a Python list) as type ``t``'s Arrow column, by :func:`coerce`'s rules: a bulk
+    load stores what inserting its rows one by one would store, or refuses what that refuses.
+    Arrow converts the columns whose every value the rules accept as they are (checked with the
+    rules' own patterns); any other column goes value by value through :func:`coerce`, so the
+    refusal of the first bad value is :func:`coerce`'s, with ``row N`` (1-based) added. NULLs pass
+    (whether the column may hold them is the caller's question)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from .types import arrow_type
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    at = arrow_type(t)
+    if isinstance(col, pa.Array):
+        fast = _fast(col, t, at, pa, pc)
+        if fast is not None:
+            return fast
+        col = col.to_pylist()
+    nullable = t.with_nullable(True)
+    out = []
+    for i, v in enumerate(col):
+        try:
+            out.append(None if v is None else coerce(v, nullable, where=where))
+        except ValueRefused as e:
+            raise ValueRefused(e.where, e.type, f"{e.reason} (row {i + 1})") from None
+    return pa.array(out, type=at)
+
+
+def _fast(col, t: SqlType, at, pa, pc):
+    """``col`` converted by Arrow when the rules accept every value unchanged, else None."""
+    src, n = col.type, t.name
+    valid = col.null_count < len(col)
+
+    def cast(c, to, safe=True):
+        try:
+            return pc.cast(c, to, safe=safe)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+
+    def matches(pattern):
+        s = pc.utf8_trim_whitespace(col)
+        return s if pc.all(pc.match_substring_regex(s, pattern)).as_py() is not False else None
+
+    is_int = pa.types.is_integer(src)
+    is_text = pa.types.is_string(src) or pa.types.is_large_string(src)
+    if not valid:
+        return pa.nulls(len(col), at)
+    if n in INTEGER_TYPES:
+        if is_int:
+            return cast(col, at)
+        if is_text and (s := matches(_INT_TEXT.pattern)) is not None:
+            return cast(s, at)
+        return None
+    if n in APPROX_TYPES:
+        if is_text:
+            s = matches(_NUM_TEXT.pattern)
+            out = cast(s, pa.float64()) if s is not None else None
+        elif is_int or pa.types.is_floating(src) or pa.types.is_decimal(src):
+            out = cast(col, pa.float64(), safe=False)    # as float(value) does
+        else:
+            return None
+        if out is None or pc.all(pc.is_finite(out)).as_py() is False:
+            return None
+        if n == "REAL":
+            if pc.max(pc.abs(out)).as_py() > _REAL_MAX:
+                return None
+            return cast(out, at, safe=False)
+        return out
+    if n == "DECIMAL":
+        if is_int or pa.types.is_decimal(src):
+            return cast(col, at)
+        if is_text and (s := matches(_DEC_TEXT.pattern)) is not None:
+            return cast(s, at)
+        return None
+    if n in STRING_TYPES:
+        if not is_text:
+            return None
+        if t.precision is not None and (pc.max(pc.utf8_length(col)).as_py() or 0) > t.precision:
+            return None
+        return cast(col, at)
+    if n == "BOOLEAN":
+        return col if pa.types.is_boolean(src) else None
+    if n == "TIMESTAMP":
+        if is_int:
+            return cast(col, at)
+        if pa.types.is_timestamp(src):
+            ms = cast(col, pa.timestamp("ms", tz=src.tz))
+            return None if ms is None else cast(ms, pa.int64())
+        return None
+    return None

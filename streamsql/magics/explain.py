@@ -51,6 +51,10 @@ def _describe(node) -> str:
         on = " AND ".join(f"{a!r} = {b!r}" for a, b in node.equi)
         if node.residual is not None:
             on = f"{on} AND {node.residual!r}" if on else repr(node.residual)
+        if node.versions is not None:
+            v = node.versions
+            valid = f"[{v.start!r}, {v.end!r})" if v.end is not None else f"from {v.start!r} to the next of its key"
+            return f"Join {node.kind} FOR SYSTEM_TIME AS OF the left ROWTIME, versions valid {valid} ON {on or 'TRUE'}"
         return f"Join {node.kind} windows {win(node.left_window)} / {win(node.right_window)} ON {on or 'TRUE'}"
     if isinstance(node, P.Sort):
         keys = ", ".join(f"{k.expr!r}{' DESC' if k.descending else ''}" for k in node.keys)

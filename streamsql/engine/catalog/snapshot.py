@@ -8,6 +8,7 @@ import decimal
 from .. import time as sqltime
 from ..plan import Field
 from ..types import SqlType
+from ..values import ValueRefused, coerce
 from .definitions import StreamDef, TableDef, ViewDef
 from .producers import Producer, StreamState
 
@@ -49,7 +50,7 @@ def fill_from_json(c, j: dict) -> None:
     for t in j["tables"]:
         fields = [_field_from(f) for f in t["fields"]]
         c.tables[t["name"]] = TableDef(t["name"], fields,
-                                       [tuple(_value_from(v) for v in r) for r in t["rows"]], t["sql"])
+                                       [_table_row(fields, r) for r in t["rows"]], t["sql"])
     for v in j["views"]:
         c.views[v["name"]] = ViewDef(v["name"], v["column_names"], v["body_sql"], v["sql"])
     for p in j.get("pumps", []):
@@ -70,6 +71,20 @@ def _value_json(v):
     if isinstance(v, sqltime.Interval):
         return {"$i": [v.months, v.millis]}
     return v
+
+
+def _table_row(fields: list[Field], r: list) -> tuple:
+    """A table row as its columns' types: a workspace written before INSERT typed its values
+    may hold a DECIMAL in a DOUBLE column. A value the rules refuse stays as it was."""
+    out = []
+    for f, v in zip(fields, r):
+        v = _value_from(v)
+        try:
+            v = coerce(v, f.type.with_nullable(True))
+        except ValueRefused:
+            pass
+        out.append(v)
+    return tuple(out)
 
 
 def _value_from(v):

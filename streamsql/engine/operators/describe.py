@@ -72,6 +72,14 @@ class JoinState:
 
 
 @dataclass(frozen=True)
+class TemporalState:
+    """A temporal join over a version stream: the probe rows waiting for the version side's
+    clock to pass their rowtime, and the versions it keeps."""
+    waiting: tuple                       # rowtimes of waiting probe rows, earliest STATE_LIMIT
+    versions: int                        # versions kept (all keys)
+
+
+@dataclass(frozen=True)
 class SortGroup:
     """Rows a streaming ORDER BY buffers for one value of its leading key."""
     complete_at: int | None              # the input clock value that completes it (None: a later value)
@@ -132,6 +140,17 @@ class UnmatchedRowReleased:
 class LaterRowCouldBeUnmatched:
     """A future row of an outer side could still be released unmatched."""
     side: str
+    stamp: int
+
+
+@dataclass(frozen=True)
+class ProbeRowWaits:
+    """A temporal join's probe row meets the version valid at its rowtime once the version
+    side's clock passes ``until`` (no version valid then can still come)."""
+    side: str
+    versions: str
+    rowtime: int
+    until: int
     stamp: int
 
 

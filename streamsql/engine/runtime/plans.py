@@ -32,12 +32,13 @@ def make_operator(node: Node, tables) -> Operator:
     from ..plan import Join, TableScan
     if isinstance(node, Join):
         from ..operators.join import JoinOp, LookupJoinOp
+        from ..operators.temporal import TemporalJoinOp, VersionLookupOp
         for side, other in ((0, node.right), (1, node.left)):
             if isinstance(other, TableScan):
                 t = tables.get(other.table)
                 rows = list(t.rows) if t is not None else []
-                return LookupJoinOp(node, rows, side)
-        return JoinOp(node)
+                return (VersionLookupOp if node.versions is not None else LookupJoinOp)(node, rows, side)
+        return TemporalJoinOp(node) if node.versions is not None else JoinOp(node)
     from ..plan import Sort
     if isinstance(node, Sort) and node.is_stream:
         from ..operators.sort import make_sort_operator

@@ -122,6 +122,9 @@ def describe_reason(r) -> str:
                f"passes {_clamped(r.until)}")
     elif isinstance(r, D.LaterRowCouldBeUnmatched):
         why = f"a later {r.side} row could still be unmatched"
+    elif isinstance(r, D.ProbeRowWaits):
+        why = (f"the {r.side} row at {_clamped(r.rowtime)} meets the {r.versions} version valid then once the "
+               f"{r.versions} clock passes {_clamped(r.until)}")
     elif isinstance(r, D.OrderByHolds):
         when = ("until the input clock reaches " + _t(r.complete_at) if r.complete_at is not None
                 else "until a row with a later leading ORDER BY value arrives")
@@ -154,6 +157,8 @@ def clock_targets(w: Wait) -> list[tuple[str, int]]:
     r = w.reason
     if isinstance(r, (D.KeptRowCouldMatch, D.UnmatchedRowReleased)):
         return [(r.other, r.until)]
+    if isinstance(r, D.ProbeRowWaits):
+        return [(r.versions, r.until + 1)]
     return []
 
 

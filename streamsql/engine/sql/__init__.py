@@ -17,6 +17,7 @@ from .context import Env
 from .ddl import analyze_tree, unsupported_message
 from .dialect import parse
 from .names import NotAName
+from .planned import check as check_planned
 from .script import ScriptStatement, skip_blank, split_script
 from .source import Source
 
@@ -46,6 +47,7 @@ def analyze(stmt: ScriptStatement | str, catalog: CatalogReader, script: str | N
     _reject_unsupported(source)
     tree = parse(source)
     try:
+        check_planned(tree, source)       # nothing the parser accepted goes unplanned
         return analyze_tree(tree, Env(catalog, source))
     except NotAName as e:
         raise source.error(f"Syntax error: expected a name, not '{source.snippet(e.node)}'",

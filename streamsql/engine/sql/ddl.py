@@ -100,8 +100,9 @@ def _create_stream(tree: N.CreateStreamStatement, env: Env, sql, position) -> St
     what = "table" if kind == "TABLE" else "stream"
     _check_new_name(name, what, replace_, env, tree.this)
     columns = _columns(tree, env, what)
+    description = _description(tree)
     if kind == "TABLE":
-        return CreateTable(name, columns, replace_, sql, position)
+        return CreateTable(name, columns, replace_, sql, position, description)
     foreign = None
     if kind == "FOREIGN STREAM":
         options = {}
@@ -112,7 +113,13 @@ def _create_stream(tree: N.CreateStreamStatement, env: Env, sql, position) -> St
             v = opt.args["value"]
             options[key] = v.this if v.is_string else str(v.this)
         foreign = {"server": canonical(tree.args["server"]), "options": options}
-    return CreateStream(name, columns, replace_, foreign, sql, position)
+    return CreateStream(name, columns, replace_, foreign, sql, position, description)
+
+
+def _description(tree) -> str | None:
+    """``DESCRIPTION 'text'``: kept with the definition (its SQL text keeps it too)."""
+    d = tree.args.get("description")
+    return d.this if d is not None else None
 
 
 # --------------------------------------------------------------------------- CREATE VIEW
@@ -131,7 +138,7 @@ def _create_view(tree: N.CreateViewStatement, env: Env, sql, position) -> Statem
     # validate the body now, positioned in the script; the view is on the expansion stack so
     # that a body reaching the view itself (through other views) is reported as a cycle
     plan_query(tree.args["query"], env.derive(views=env.views + (name,)), AUTO, column_names)
-    return CreateView(name, column_names, body, replace_, sql, position)
+    return CreateView(name, column_names, body, replace_, sql, position, _description(tree))
 
 
 # --------------------------------------------------------------------------- CREATE PUMP
@@ -203,7 +210,7 @@ def _create_pump(tree: N.CreatePumpStatement, env: Env, sql, position) -> Statem
             raise source.error(f"Cannot assign to target column '{cname}' of type {tname(ctype)} from source "
                                f"of type {tname(f.type)}", at)
     return CreatePump(name, info.name, [canonical(c) for c in listed] if listed else None, query,
-                      bool(tree.args.get("started", True)), replace_, sql, position)
+                      bool(tree.args.get("started", True)), replace_, sql, position, _description(tree))
 
 
 # --------------------------------------------------------------------------- DROP / ALTER PUMP

@@ -56,6 +56,10 @@ class DdlRules:
 
     def _parse_create_stream(self, kind: str, replace: bool):
         name = self._parse_name("table" if kind == "TABLE" else "stream")
+        if self._curr is not None and self._curr.token_type == TokenType.ALIAS:
+            self.fail(f"CREATE {kind} ... AS query is not supported: " + (
+                "declare the table's columns and fill it with INSERT" if kind == "TABLE" else
+                "declare the stream's columns and fill it with a pump (CREATE PUMP ... AS INSERT INTO ...)"))
         if not self._match(TokenType.L_PAREN):
             self.fail("Syntax error: expected '(' and a column list")
         columns = self._parse_csv(self._parse_column_definition)

@@ -27,6 +27,7 @@ from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from . import nodes as N
 from .ddl_parser import DdlRules
+from .planned import unparsed_construct
 from .script import skip_blank
 from .source import Source, start_of
 
@@ -355,6 +356,9 @@ def parse(source: Source) -> exp.Expr:
     try:
         trees = p.parse(tokens, text)
     except ParseFailure as e:
+        named = unparsed_construct(tokens, e.offset)      # a construct the dialect lacks, not noise
+        if named is not None:
+            raise source.error(named[0], named[1].start) from None
         raise source.error(e.message, e.offset) from None
     except ParseError as e:  # pragma: no cover - our parser raises ParseFailure
         raise source.error(f"Syntax error: {e}", tokens[0].start) from None

@@ -55,6 +55,9 @@ class Rel:
     rowtime: Expr | None = None  # its ROWTIME here, None if it has none (or it is not visible)
     hidden: frozenset = field(default_factory=frozenset)   # field indices excluded from * and names
     has_rowtime: bool = False
+    #: its ROWTIME is the rowtime of every row the FROM clause gives (a single input, or the stream
+    #: side of a stream-table join), so that ``x.ROWTIME`` in a select list is the output's ROWTIME
+    gives_rowtime: bool = False
 
     def visible(self):
         for i, f in enumerate(self.fields):

@@ -21,7 +21,9 @@ from . import nodes as N
 from .context import RELATIONAL, Env, Origin, QueryResult
 from .expressions import Ctx, cast, constant_value, require_boolean, tname, translate, unify
 from .names import ROWTIME, NotAName, Rel, Scope, canonical
+from .planned import check as check_planned
 from .source import Source, start_of
+from .temporal import plan_versions, refuse_outside_join, version_of
 from .windows import join_window
 
 
@@ -113,6 +115,7 @@ def _view_item(info: ViewInfo, ast: exp.Table, alias: str, env: Env, mode: str) 
     body = Source(info.body_sql, script=info.body_sql)
     try:
         body_ast = parse(body)
+        check_planned(body_ast, body)
         view_env = Env(env.catalog, body, env.reads, {}, env.views + (name,))
         return plan_query(body_ast, view_env, mode, info.column_names)
     except NotAName:
@@ -271,6 +274,7 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
             seen[it.alias] = it
 
     ctx_plain = Ctx(None, source, "OVER")
+    refuse_outside_join(items[0].at, source)
     if not joins:
         it = items[0]
         if it.window is not None:
@@ -293,7 +297,7 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
         return None
 
     left_node, first = prepare(items[0])
-    left_rels = [first]
+    left_rels = [replace(first, gives_rowtime=items[0].has_rowtime)]
     left_stream, left_rowtime = items[0].is_stream, items[0].has_rowtime
     origin = None if items[0].is_stream else items[0].origin
     for index, (j, it) in enumerate(zip(joins, items[1:])):
@@ -314,7 +318,12 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
         right_window = it.window
         at_join = _join_at(j, it.at, source)
         lw = rw = None
-        if left_stream and it.is_stream:
+        versions = None
+        version = version_of(it.at)
+        if version is not None:
+            versions = plan_versions(version, kind, it, left_rowtime, left_rels, on_scope, source,
+                                     [left_window, right_window])
+        elif left_stream and it.is_stream:
             lw = join_window(left_window, named, ctx_plain) if left_window is not None else None
             rw = join_window(right_window, named, ctx_plain) if right_window is not None else None
             if lw is None and rw is None:
@@ -352,7 +361,13 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
                                        f"{tname(b.type)}", on)
         is_stream = left_stream or it.is_stream
         fields = list(left_node.fields) + list(right_node.fields)
-        left_node = Join(left_node, right_node, kind, lw, rw, equi, residual, fields, is_stream=is_stream)
+        left_node = Join(left_node, right_node, kind, lw, rw, equi, residual, fields, is_stream=is_stream,
+                         versions=versions)
+        # whose ROWTIME the joined rows carry: the one side that has one (a stream-table join),
+        # the left rows' in a temporal join
+        if left_rowtime and it.has_rowtime and versions is None:
+            left_rels = [replace(r, gives_rowtime=False) for r in left_rels]
+        right = replace(right, gives_rowtime=it.has_rowtime and not left_rowtime)
         left_rels.append(right)
         if origin is None and not is_stream:
             origin = it.origin

@@ -29,9 +29,6 @@ from .source import Source, span, start_of
 from .windows import WindowCollector, named_windows
 
 MONOTONIC_ROWTIME = "ROWTIME expression must be monotonic in the input's ROWTIME"
-UNSUPPORTED_CLAUSES = {"qualify": "QUALIFY", "laterals": "LATERAL", "pivots": "PIVOT",
-                       "into": "SELECT INTO", "connect": "CONNECT BY", "prewhere": "PREWHERE",
-                       "cluster": "CLUSTER BY", "distribute": "DISTRIBUTE BY", "sort": "SORT BY"}
 
 
 @dataclass
@@ -171,9 +168,8 @@ def _items(sel: exp.Select, scope: Scope, source: Source, overrides: list[str] |
             a = it.ast
             while isinstance(a, exp.Paren):
                 a = a.this
-            if isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier) and not (
-                    canonical(a.this) == ROWTIME and scope.is_implicit_rowtime(a)):
-                it.name = canonical(a.this)
+            if isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier):
+                it.name = canonical(a.this)      # o.ROWTIME too: a qualified column keeps its name
             else:
                 it.name = f"EXPR${i}"
     return items
@@ -190,7 +186,9 @@ def _is_bare_rowtime(it: SelectItem, scope: Scope, has_rowtime: bool, single: bo
     q, name = column_parts(a)
     if name != ROWTIME or not scope.is_implicit_rowtime(a):
         return False
-    return q is None or (single and not aggregate)
+    if q is None:
+        return True
+    return not aggregate and (single or scope.rel(q, a).gives_rowtime)
 
 
 def _check_rowtime_type(e: Expr, source: Source, at) -> None:
@@ -223,10 +221,7 @@ def _monotonic_rowtime(e: Expr) -> bool:
 
 
 def _check_clauses(sel: exp.Select, source: Source, stream: bool) -> None:
-    for key, what in UNSUPPORTED_CLAUSES.items():
-        v = sel.args.get(key)
-        if v:
-            raise source.error(f"{what} is not supported", v[0] if isinstance(v, list) else v)
+    """Clauses refused in words that depend on the query (the others: planned.py)."""
     for key in ("limit", "offset", "fetch"):
         v = sel.args.get(key)
         if v is not None:

@@ -78,12 +78,18 @@ def resolve(ref: N.WindowRef, named: dict[str, N.NamedWindow], ctx: Ctx,
 
 
 def named_windows(select: exp.Select, ctx: Ctx) -> dict[str, N.NamedWindow]:
+    """The WINDOW clause by name; a window no OVER refers to is refused (it would be ignored)."""
     out: dict[str, N.NamedWindow] = {}
     for w in select.args.get("windows") or []:
         name = canonical(w.this)
         if name in out:
             raise ctx.source.error(f"Window '{name}' is defined twice", w)
         out[name] = w
+    used = {canonical(r.args["name"]) for r in select.find_all(N.WindowRef) if r.args.get("name") is not None}
+    used |= {canonical(b.args["base"]) for b in select.find_all(N.WindowBody) if b.args.get("base") is not None}
+    for name, w in out.items():
+        if name not in used:
+            raise ctx.source.error(f"Window '{name}' is defined but no OVER uses it", w)
     return out
 
 

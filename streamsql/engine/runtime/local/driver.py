@@ -65,10 +65,23 @@ class LocalRuntime(Runtime):
         return refused
 
     def notify(self, feeds, head: int) -> None:
-        """After the commit: hand each query what it released."""
+        """After the commit: hand each query what it released. A delivery that fails is that
+        query's error (it stops, saying why); the other queries get theirs all the same."""
+        pending, self._pending = self._pending, {}
         for q, _lq in list(self.running.values()):
-            q._deliver(self._pending.pop(q.name, []))
+            try:
+                q._deliver(pending.pop(q.name, []))
+            except Exception as e:      # noqa: BLE001 - whatever it is, it is this query's alone
+                self._failed(q, e)
+                continue
             q.processed_step = max(q.processed_step, head)
+
+    def _failed(self, q, e: Exception) -> None:
+        from ...errors import one_line
+        self.stop(q)
+        q.error = one_line(f"its rows could not be delivered: {getattr(e, 'message', None) or e}", limit=300)
+        q.running = False
+        q._state_changed()
 
     def rebuild(self, head: int) -> None:
         self._pending.clear()

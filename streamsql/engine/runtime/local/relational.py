@@ -6,6 +6,7 @@ from ...expr import compile_expr
 from ...operators.aggregate import Acc
 from ...operators.base import encode_ints
 from ...operators.sort import encode_sort_value
+from ...operators.temporal import validity
 from ...plan import Aggregate, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
 from ...relational import Row, later, leaf_rows, period_keys, unsupported
 
@@ -84,10 +85,11 @@ class PythonRelational:
         rk = [compile_expr(r) for _l, r in node.equi]
         res = compile_expr(node.residual) if node.residual is not None else None
         index: dict[tuple, list[int]] = {}
-        for j, (rt, row) in enumerate(right):
-            key = tuple(f(row, (rt,)) for f in rk)
+        keys = [tuple(f(row, (rt,)) for f in rk) for rt, row in right]
+        for j, key in enumerate(keys):
             if None not in key:
                 index.setdefault(key, []).append(j)
+        valid = self._validity(node, right, keys) if node.versions is not None else None
         matched = [False] * len(right)
         keep_left, keep_right = node.kind in ("LEFT", "FULL"), node.kind in ("RIGHT", "FULL")
         out = []
@@ -96,6 +98,8 @@ class PythonRelational:
             hit = False
             for j in (index.get(key, ()) if None not in key else ()):
                 rrt, rrow = right[j]
+                if valid is not None and not valid[j][0] <= lrt < valid[j][1]:
+                    continue
                 if res is not None and res(lrow + rrow, (lrt, rrt)) is not True:
                     continue
                 hit = matched[j] = True
@@ -105,6 +109,14 @@ class PythonRelational:
         if keep_right:
             out += [(rrt, (None,) * nl + rrow) for (rrt, rrow), m in zip(right, matched) if not m]
         return out
+
+    @staticmethod
+    def _validity(node: Join, right: list[Row], keys: list[tuple]) -> list[tuple[int, int]]:
+        """``[lo, hi)`` of each right row of a temporal join (operators/temporal.py's rule)."""
+        start = compile_expr(node.versions.start)
+        end = compile_expr(node.versions.end) if node.versions.end is not None else None
+        return validity(right, [start(row, (rt,)) for rt, row in right], keys,
+                        [end(row, (rt,)) for rt, row in right] if end is not None else None)
 
     def _sort(self, node: Sort) -> list[Row]:
         fns = [compile_expr(k.expr) for k in node.keys]

@@ -10,6 +10,7 @@ from pyspark.sql import Window, functions as F
 
 from ...errors import SqlError
 from ... import functions
+from ... import time as sqltime
 from ...expr import Expr, Rowtime, compile_expr
 from ...functions.spec import out_of_range
 from ...operators.aggregate import Acc
@@ -214,6 +215,9 @@ class SparkRelational:
                     [r for _l, r in node.equi], "rt1", rowtime=lambda k: "rt1")
         self._check(L, node.left.fields, [l for l, _r in node.equi], "rt0", rowtime=lambda k: "rt0")
         conds = [f"({left_sql(l)} = {right_sql(r)})" for l, r in node.equi]
+        if node.versions is not None:
+            R = self._versions(R, node, right_sql)
+            conds.append("((vlo IS NULL OR vlo <= rt0) AND (vhi IS NULL OR rt0 < vhi))")
         if node.residual is not None and conds:
             pairs = L.join(R, F.expr(" AND ".join(conds)), "inner")
             self._check(pairs, list(node.left.fields) + list(node.right.fields), [node.residual], "rt0,rt1",
@@ -229,6 +233,19 @@ class SparkRelational:
             j = L.join(R, F.lit(True), how)
         j = j.selectExpr(*[f"c{i}" for i in range(nl + nr)], "greatest(rt0, rt1) AS rt", "ix0", "ix1")
         return self._renumber(j, F.col("ix0").asc_nulls_last(), F.col("ix1").asc_nulls_first()).drop("ix0", "ix1")
+
+    @staticmethod
+    def _versions(R, node: Join, right_sql):
+        """The right rows of a temporal join with their validity ``[vlo, vhi)`` (NULL: always,
+        for ever), by the rule of operators/temporal.py: without an end column, a version ends
+        where the next one of its key starts (equal starts: the later row)."""
+        v = node.versions
+        R = R.selectExpr("*", f"CAST({right_sql(v.start)} AS BIGINT) AS vlo")
+        if v.end is not None:
+            return R.selectExpr("*", f"CAST({right_sql(v.end)} AS BIGINT) AS vhi")
+        keys = ", ".join(right_sql(r) for _l, r in node.equi)
+        part = f"PARTITION BY {keys} " if keys else ""
+        return R.selectExpr("*", f"lead(coalesce(vlo, CAST({sqltime.NO_TIME - 1} AS BIGINT))) OVER ({part}ORDER BY vlo ASC NULLS FIRST, ix1) AS vhi")
 
     def _sort(self, node: Sort):
         df = self.run(node.input)
