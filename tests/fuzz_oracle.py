@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 
 import streamsql  # noqa: E402
 from streamsql.engine import time as T  # noqa: E402
-from streamsql.engine.errors import StreamSqlError  # noqa: E402
+from streamsql.engine.errors import StreamSqlError, one_line  # noqa: E402
 from streamsql.engine.functions import CalcError  # noqa: E402
 from streamsql.engine.sql import analyze  # noqa: E402
 
@@ -383,7 +383,15 @@ class Report:
 def local_round(seed: int, n_queries: int, n_events: int, report: Report) -> tuple[dict, dict, list, list]:
     cs, evs = draw(seed, n_queries, n_events)
     t0 = time.perf_counter()
-    sides, rejected, outcomes = run_local(cs, evs)
+    try:
+        sides, rejected, outcomes = run_local(cs, evs)
+    except Exception as e:          # the engine failed as a whole: every query of the round
+        report.seconds += time.perf_counter() - t0
+        report.pairs += len(cs)
+        what = f"the round failed: {type(e).__name__}: {one_line(str(e))}"
+        report.failures += [(seed, name, "local", what, str(save_pair(seed, name, c, evs, None, what, "local")))
+                            for name, c in cs.items()]
+        return cs, {}, evs, []
     report.seconds += time.perf_counter() - t0
     for name, msg in rejected.items():
         report.rejected.append((seed, name, cs[name].sql, msg))

@@ -184,7 +184,8 @@ class Gen:
                  f"{a}k IS NULL", f"{a}x IS NOT NULL", f"{a}x <> {r.randint(0, 5)}", f"{a}c IS NULL",
                  f"{a}x BETWEEN {r.randint(-2, 1)} AND {r.randint(1, 5)}", f"{a}k IN ('a', 'c')",
                  f"{a}c LIKE '%{r.choice('12x')}%'", f"NOT ({a}x = {r.choice([0, 1, 3])})",
-                 f"MOD({a}x, 2) = {r.choice([0, 1])}", f"{a}x + {r.randint(1, 3)} > {a}x * 2"]
+                 f"MOD({a}x, 2) = {r.choice([0, 1])}", f"{a}x + {r.randint(1, 3)} > {a}x * 2",
+                 f"{a}k NOT IN ('b')", f"{a}c NOT LIKE '4%'", f"{a}x IN (1, 3, 5)"]
         if stream is not None and fails is not None and self.allow_fail and self.chance(0.15):
             text, p, _t = self.fail_expr(a)
             fails.append(Fail(stream, p, text))
@@ -261,15 +262,23 @@ class Gen:
                          f"RANGE BETWEEN INTERVAL '{m}' MINUTE PRECEDING AND INTERVAL '{f}' MINUTE FOLLOWING",
                          "RANGE CURRENT ROW"])
 
-    def join_body(self, depth: int, cols: list[str], inner_only: bool = False, fails_ok: bool = False):
-        """A window join of two FROM items aliased s and t; ``cols`` its select list."""
+    def join_body(self, depth: int, cols: list[str], inner_only: bool = False, fails_ok: bool = False,
+                  lookup: str | None = None):
+        """A window join of two FROM items aliased s and t; ``cols`` its select list. ``lookup``:
+        a join with the table R (as r) after the window join, or before it (s JOIN r JOIN t)."""
         r = self.rng
         kind = "JOIN" if inner_only else r.choice(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "OUTER JOIN"])
         a, b = self.item(depth), self.item(depth)
         wa, wb = self.join_window(), self.join_window()
+        if lookup == "before":      # a window on s would be a window on a stream-table join's stream
+            wa = None
+            if kind in ("RIGHT JOIN", "FULL JOIN", "OUTER JOIN"):
+                kind = "LEFT JOIN"
         if wa is None and wb is None:
             wb = f"RANGE INTERVAL '{r.choice([1, 2, 5])}' MINUTE PRECEDING"
         left = f"{a.text}{f' OVER ({wa})' if wa else ''} AS s"
+        if lookup == "before":
+            left += f" {r.choice(['JOIN', 'LEFT JOIN'])} R AS r ON s.k = r.k"
         right = f"{b.text}{f' OVER ({wb})' if wb else ''} AS t"
         cond = r.choice(["s.k = t.k", "s.k = t.k", "s.k = t.k", "s.x = t.x", "s.k = t.k AND s.c = t.c"])
         if r.random() < 0.3:
@@ -285,7 +294,10 @@ class Gen:
         if fails_ok and self.chance(0.7):
             extra = self.items("s.", fails, s_stream, r.randint(1, 2))
         where = self.where("s.", fails, s_stream, p=0.3) if fails_ok else ""
-        body = f"SELECT STREAM {', '.join(cols + extra)} FROM {left} {kind} {right} ON {cond}{where}"
+        after = ""
+        if lookup == "after":
+            after = f" {r.choice(['JOIN', 'LEFT JOIN'])} R AS r ON {r.choice(['s.k', 't.k'])} = r.k"
+        body = f"SELECT STREAM {', '.join(cols + extra)} FROM {left} {kind} {right} ON {cond}{after}{where}"
         return body, a.streams + b.streams, fails
 
     def table_join_body(self, depth: int, cols: list[str], fails_ok: bool = False):
@@ -313,6 +325,9 @@ class Gen:
         rt = r.choice(["ROWTIME", f"{q}.ROWTIME + INTERVAL '{r.choice([1, 2])}' MINUTE AS ROWTIME",
                        f"FLOOR({q}.ROWTIME TO MINUTE) AS ROWTIME", f"CEIL({q}.ROWTIME TO MINUTE) AS ROWTIME", None])
         items = (["k"] if r.random() < 0.5 else []) + self.items(f"{q}.", fails, one, r.randint(1, 3))
+        if r.random() < 0.15:
+            items.append(r.choice([f"FLOOR({q}.ROWTIME TO MINUTE) AS m", f"{q}.ROWTIME - INTERVAL '1' MINUTE AS t0",
+                                   f"CEIL({q}.ROWTIME TO HOUR) AS h"]))
         sel = ", ".join(([rt] if rt else []) + items)
         return Case("project", f"SELECT STREAM {sel} FROM {self.wrap(src, q)}{self.where(q + '.', fails, one)}",
                     self.views, fails)
@@ -365,6 +380,8 @@ class Gen:
             having = " HAVING " + r.choice([f"COUNT(*) > {r.randint(0, 2)}", f"SUM(q.x) > {r.randint(-1, 4)}",
                                             "MIN(q.k) = 'a'", f"MAX(q.x) - MIN(q.x) >= {r.randint(0, 3)}"])
         keys = [tk] + (["q.k"] if by_k else [])
+        if r.random() < 0.1:
+            keys.append(f"FLOOR(q.ROWTIME TO HOUR)")
         return Case("group", f"SELECT STREAM {', '.join(sel)} FROM {self.wrap(src, q)}{self.where(q + '.', fails, one)} "
                              f"GROUP BY {', '.join(keys)}{having}", self.views, fails, unordered=unordered)
 
@@ -418,8 +435,12 @@ class Gen:
     def join(self) -> Case:
         r = self.rng
         cols = ["ROWTIME", "s.k", "s.x", "t.x AS tx"] + r.sample(["t.c AS tc", "s.ROWTIME AS sr", "t.ROWTIME AS tr",
-                                                               "s.x + t.x AS st", "COALESCE(s.k, t.k) AS kk"], r.randint(0, 2))
-        body, _streams, fails = self.join_body(1, cols, fails_ok=True)
+                                                               "s.x + t.x AS st", "COALESCE(s.k, t.k) AS kk"],
+                                                              r.randint(0, 2))
+        lookup = r.choice([None, None, None, "after", "before"])
+        if lookup:
+            cols.append("r.y AS ry")
+        body, _streams, fails = self.join_body(1, cols, fails_ok=True, lookup=lookup)
         return Case("join", body, self.views, fails)
 
     def table_join(self) -> Case:
