@@ -34,8 +34,9 @@ def ts(hms: str) -> int:
     return T.parse_timestamp(DAY + hms)
 
 
-def load(wb: Workbench) -> None:
-    wb.execute(SETUP)
+def load(wb: Workbench, *, setup: bool = True) -> None:
+    if setup:
+        wb.execute(SETUP)
     for t, p, o, u in ORDERS:
         wb.insert("Orders", {"productId": p, "orderId": o, "units": u}, rowtime=DAY + t)
     wb.set_history("Orders")
@@ -155,11 +156,81 @@ def test_history_can_be_turned_off_again(wb_local):
         wb_local.execute("SELECT * FROM Orders")
 
 
-def test_over_is_refused_clearly(wb_local):
+# --------------------------------------------------------------------------- OVER and window joins
+
+def ts_of(rows):
+    return [(T.format_timestamp(r[0]),) + tuple(r[1:]) for r in rows]
+
+
+OVER_CASES = [
+    # sliding window per product: order 3 (09:12:21) has order 1 (08:30, 3 units) within the hour
+    # before it; a row window of two rows over all orders counts 1, then 2
+    ("SELECT orderId, SUM(units) OVER (PARTITION BY productId RANGE INTERVAL '1' HOUR PRECEDING) AS s, "
+     "COUNT(*) OVER (ROWS 1 PRECEDING) AS n FROM Orders", [(1, 3, 1), (2, 1, 2), (3, 13, 2), (4, 2, 2)]),
+    # offset window, one to two hours before: only order 3 has one (order 1, 42 minutes earlier
+    # is too recent; none is 1-2 hours older); an empty frame gives NULL, COUNT 0
+    ("SELECT orderId, FIRST_VALUE(orderId) OVER (RANGE BETWEEN INTERVAL '2' HOUR PRECEDING AND "
+     "INTERVAL '30' MINUTE PRECEDING) AS f, COUNT(units) OVER (RANGE BETWEEN INTERVAL '2' HOUR PRECEDING AND "
+     "INTERVAL '30' MINUTE PRECEDING) AS n FROM Orders", [(1, None, 0), (2, None, 0), (3, 1, 1), (4, 1, 2)]),
+    # hopping: the frame is taken on the hour, so both 08:xx orders see the two of them, both
+    # 09:xx orders all four
+    ("SELECT orderId, COUNT(*) OVER (ORDER BY FLOOR(ROWTIME TO HOUR) RANGE INTERVAL '1' HOUR PRECEDING) AS n "
+     "FROM Orders", [(1, 2), (2, 2), (3, 4), (4, 4)]),
+]
+
+
+@pytest.mark.parametrize("sql,rows", OVER_CASES, ids=[c[0][:60] for c in OVER_CASES])
+def test_over_in_a_relational_query(rel, sql, rows):
+    assert rel.execute(sql)[0].rows == rows
+
+
+def test_relational_over_holds_every_peer(wb):
+    # standard SQL: a RANGE frame ending at the current row holds all its peers (rows at 10:00
+    # are 1 and 2, so both see 3); a streaming OVER holds only the peers that arrived before
+    # (the semantics, section 3.4): 1, then 3
+    wb.execute("CREATE STREAM P (x INTEGER)")
+    wb.set_history("P")
+    sql = "SELECT ROWTIME, x, SUM(x) OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS s FROM P"
+    q = wb.query(sql.replace("SELECT", "SELECT STREAM"), name="peers")
+    for t, x in (("10:00:00", 1), ("10:00:00", 2), ("10:01:00", 4)):
+        wb.insert("P", {"x": x}, rowtime=DAY + t)
+    wb.punctuate("P", DAY + "23:00:00")
+    q.wait(timeout=300)
+    assert ts_of(wb.execute(sql)[0].rows) == [(DAY + "10:00:00", 1, 3), (DAY + "10:00:00", 2, 3),
+                                            (DAY + "10:01:00", 4, 7)]
+    assert [(T.format_timestamp(o.rowtime), *o.values) for o in q.rows] == [
+        (DAY + "10:00:00", 1, 1), (DAY + "10:00:00", 2, 3), (DAY + "10:01:00", 4, 7)]
+
+
+def test_relational_window_join(wb):
+    # Orders (08:30 #1, 08:45:10 #2, 09:12:21 #3, 09:27:44 #4) within the hour before a
+    # shipment (08:40 #1, 09:00 #9, 10:30 #3): an order at r is in its window for base times
+    # [r, r + 1 h], a shipment for [r, r] only. #1 meets its shipment (stamp 08:40); #3's
+    # shipment is 1 h 17 min later. Unmatched orders are stamped r + 1 h, unmatched shipments
+    # at their rowtime, after the left rows (the relational order).
+    sql = ("SELECT ROWTIME, o.orderId, s.orderId AS shipped FROM Orders OVER (RANGE INTERVAL '1' HOUR PRECEDING) AS o "
+           "FULL JOIN Shipments AS s ON o.orderId = s.orderId")
+    wb.execute(SETUP)
+    q = wb.query(sql.replace("SELECT", "SELECT STREAM"), name="shipped")
+    load(wb, setup=False)
+    for t, o in (("08:40:00", 1), ("09:00:00", 9), ("10:30:00", 3)):
+        wb.insert("Shipments", {"orderId": o}, rowtime=DAY + t)
+    wb.set_history("Shipments")
+    want = [(DAY + "08:40:00", 1, 1), (DAY + "09:45:10", 2, None), (DAY + "10:12:21", 3, None),
+            (DAY + "10:27:44", 4, None), (DAY + "09:00:00", None, 9), (DAY + "10:30:00", None, 3)]
+    assert ts_of(wb.execute(sql)[0].rows) == want
+    # the streaming query over the same rows released the same rows, in rowtime order
+    for s in ("Orders", "Shipments"):
+        wb.punctuate(s, DAY + "23:00:00")
+    q.wait(timeout=300)
+    assert [(T.format_timestamp(o.rowtime), *o.values) for o in q.rows] == sorted(want, key=lambda r: r[0])
+
+
+def test_relational_window_needs_two_rowtimes(wb_local):
     load(wb_local)
-    with pytest.raises(SqlError, match="not supported in a relational query"):
-        wb_local.execute("SELECT units, SUM(units) OVER (ORDER BY ROWTIME RANGE INTERVAL '1' HOUR PRECEDING) AS s "
-                         "FROM Orders")
+    with pytest.raises(SqlError, match=r"A window \(OVER\) is only allowed on a stream joined with a stream"):
+        wb_local.execute("SELECT o.orderId FROM Orders AS o JOIN Products OVER (RANGE INTERVAL '1' HOUR PRECEDING) "
+                         "AS p ON o.productId = p.productId")
 
 
 # --------------------------------------------------------------------------- history window

@@ -177,6 +177,26 @@ def test_rowtime_expression_must_be_monotonic():
     check("SELECT STREAM units AS ROWTIME FROM Orders", "ROWTIME must be a TIMESTAMP, not INTEGER", "units")
 
 
+INTERVAL_COLUMN = ("A column of a query cannot be an INTERVAL ('{}'): intervals are only for time arithmetic "
+                   "(a TIMESTAMP plus or minus an INTERVAL)")
+
+
+@pytest.mark.parametrize("sql,name,needle", [
+    # found by the stream-relation fuzzer: a stream's INTERVAL column failed every delivery (the
+    # INSERT that fed it with a raw ArrowTypeError) and Spark could not compute it at all
+    ("SELECT STREAM ROWTIME, s.ROWTIME - o.ROWTIME AS gap FROM Orders OVER (RANGE INTERVAL '1' HOUR PRECEDING) AS o "
+     "JOIN Shipments AS s ON o.orderId = s.orderId", "GAP", "s.ROWTIME -"),
+    ("SELECT INTERVAL '1' HOUR AS h FROM Products", "H", "INTERVAL"),
+    ("SELECT STREAM FLOOR(ROWTIME TO HOUR) AS h, MAX(ROWTIME) - MIN(ROWTIME) AS span FROM Orders "
+     "GROUP BY FLOOR(ROWTIME TO HOUR)", "SPAN", "MAX"),
+])
+def test_no_column_is_an_interval(sql, name, needle):
+    check(sql, INTERVAL_COLUMN.format(name), needle)
+    # in a condition an interval is fine
+    error_free = "SELECT STREAM units FROM Orders WHERE ROWTIME - ROWTIME < INTERVAL '1' MINUTE"
+    analyze(error_free, sample_catalog())
+
+
 # --------------------------------------------------------------------------- aggregation
 
 def test_streaming_aggregation_needs_a_monotonic_key():

@@ -144,3 +144,24 @@ def test_a_version_1_state_is_read_under_the_new_names():
     assert d == {"seq": 1}
     kept = loads(dumps(df.rename(columns={"step": "seq"})))
     assert list(kept.columns) == ["seq", "sub"]
+
+
+def test_an_operator_over_a_filtered_union_encodes():
+    # a WHERE above a UNION ALL is copied into each of its inputs (runtime/plans.normalize); the
+    # copies must not share their lists, which the codec refuses (found by the stream-relation
+    # fuzzer: an OVER window over such a union failed on Spark at its first row)
+    from streamsql.engine.plan import Window
+    from streamsql.engine.runtime.plans import make_operator, normalize
+    from streamsql.engine.sql import analyze
+    wb = streamsql.Workbench(engine="local", durable=False, trace=False)
+    try:
+        wb.execute(DDL)
+        q = analyze("SELECT STREAM k, MIN(x) OVER (ROWS 1 PRECEDING) AS m FROM (SELECT STREAM ROWTIME, k, x FROM S "
+                    "UNION ALL SELECT STREAM ROWTIME, k, x + 1 AS x FROM T) AS u WHERE x IS NOT NULL", wb.catalog).query
+        node = normalize(q.root)
+        while not isinstance(node, Window):
+            node = node.input
+        op = make_operator(node, wb.catalog.tables)
+        assert dumps(loads(dumps(op), "test")) == dumps(op)
+    finally:
+        wb.close()

@@ -18,12 +18,13 @@ GROUP BY on a time key work as in a streaming query.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from .continuous_query import Result
 from .errors import SqlError
 from .operators.timekey import TimeKey, resolve_time_expr, try_time_key
-from .plan import Aggregate, Field, HistoryScan, Node, Query, SelectStatement, TableScan, Values
+from .plan import Aggregate, Field, HistoryScan, Join, Node, Query, SelectStatement, TableScan, Values, WindowSpec
 from .types import ROWTIME_TYPE, to_json_value
 
 Row = tuple  # (rowtime or None, values tuple)
@@ -91,9 +92,25 @@ def leaf_rows(wb, node: Node) -> list[Row]:
 
 
 def unsupported(node: Node) -> SqlError:
-    what = {"Window": "OVER (windowed aggregation)", "StreamScan": "a stream"}.get(type(node).__name__,
-                                                                                  type(node).__name__)
+    what = {"StreamScan": "a stream"}.get(type(node).__name__, type(node).__name__)
     return SqlError(f"{what} is not supported in a relational query yet")
+
+
+def frame_bounds(spec: WindowSpec, orders: list, pos: int) -> tuple[int, int]:
+    """The frame of row ``pos`` of a partition sorted by its order values ``orders`` (NULLs
+    first, then position), as a slice ``[lo, hi)``: ROWS counts rows; RANGE takes the rows whose
+    order value is within ``[o - lower, o - upper]``, all peers included when ``upper`` is 0
+    (standard SQL). A NULL order value's peers are the other NULLs."""
+    if spec.mode == "ROWS":
+        lo = 0 if spec.lower is None else max(0, pos - spec.lower)
+        return lo, max(lo, pos - spec.upper + 1)
+    o = orders[pos]
+    nulls = bisect.bisect_left(orders, True, key=lambda v: v is not None)      # NULLs sort first
+    if o is None:
+        return (0, nulls) if spec.upper == 0 else (0, 0)
+    lo = nulls if spec.lower is None else bisect.bisect_left(orders, o - spec.lower, lo=nulls)
+    hi = bisect.bisect_right(orders, o - spec.upper, lo=nulls)
+    return lo, max(lo, hi)
 
 
 def period_keys(node: Aggregate) -> list[TimeKey] | None:
@@ -112,3 +129,37 @@ def later(a, b):
     if b is None:
         return a
     return max(a, b)
+
+
+#: a pair of rows whose join windows do not overlap
+NO_MATCH = object()
+
+
+@dataclass(frozen=True)
+class WindowStamps:
+    """A relational window join (``S OVER (...) JOIN T OVER (...)`` over histories): the rows
+    the streaming join would pair, with its stamps (the semantics, section 3.5)."""
+    p: tuple[int, int]
+    f: tuple[int, int]
+
+    def pair(self, lrt, rrt):
+        """The pair's stamp, ``max(r_0 - f_0, r_1 - f_1)``, or NO_MATCH when the windows do not
+        overlap (or a rowtime is NULL)."""
+        if lrt is None or rrt is None:
+            return NO_MATCH
+        start = max(lrt - self.f[0], rrt - self.f[1])
+        return start if start <= min(lrt + self.p[0], rrt + self.p[1]) else NO_MATCH
+
+    def left_alone(self, lrt):
+        return None if lrt is None else lrt + self.p[0]
+
+    def right_alone(self, rrt):
+        return None if rrt is None else rrt + self.p[1]
+
+
+def window_stamps(node: Join) -> WindowStamps | None:
+    """The windows of a relational window join, or None for a plain join."""
+    if node.left_window is None or node.right_window is None:
+        return None
+    lw, rw = node.left_window, node.right_window
+    return WindowStamps((lw.preceding, rw.preceding), (lw.following, rw.following))

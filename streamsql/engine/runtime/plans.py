@@ -103,10 +103,13 @@ def normalize(node: Node) -> Node:
 
 
 def _with_input(node, child, defer: bool = False):
+    """A copy of ``node`` over ``child``; its lists are its own (a node moved below a UNION ALL
+    is copied into every input, and an operator's persisted state may hold no list twice)."""
     defer = defer or node.defer_errors
     if isinstance(node, Filter):
-        return Filter(child, node.cond, node.fields, defer_errors=defer)
-    return Project(child, node.exprs, node.fields, node.rowtime, rowtime_at=node.rowtime_at, defer_errors=defer)
+        return Filter(child, node.cond, list(node.fields), defer_errors=defer)
+    return Project(child, list(node.exprs), list(node.fields), node.rowtime, rowtime_at=node.rowtime_at,
+                   defer_errors=defer)
 
 
 def origin_stream(node: Node) -> str:

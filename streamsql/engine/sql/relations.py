@@ -333,6 +333,12 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
                     at_join)
             lw = lw or JoinWindow(0, 0)
             rw = rw or JoinWindow(0, 0)
+        elif (left_window is not None or right_window is not None) and not left_stream and not it.is_stream \
+                and left_rowtime and it.has_rowtime:
+            # the same window join over two relations with a rowtime (streams' histories): the
+            # pairs whose windows overlap, stamped as the streaming join stamps them
+            lw = join_window(left_window, named, ctx_plain) if left_window is not None else JoinWindow(0, 0)
+            rw = join_window(right_window, named, ctx_plain) if right_window is not None else JoinWindow(0, 0)
         else:
             for w, stream_side in ((left_window, left_stream), (right_window, it.is_stream)):
                 if w is None:

@@ -191,6 +191,15 @@ def _is_bare_rowtime(it: SelectItem, scope: Scope, has_rowtime: bool, single: bo
     return not aggregate and (single or scope.rel(q, a).gives_rowtime)
 
 
+def _column(it: SelectItem, e: Expr, source: Source) -> Field:
+    """The field of a select item. An INTERVAL is a literal for time arithmetic, never a value of
+    a row (docs/sql-reference.md, types): neither a stream nor a relation can carry one."""
+    if e.type.name == "INTERVAL":
+        raise source.error(f"A column of a query cannot be an INTERVAL ('{it.name}'): intervals are only for "
+                           "time arithmetic (a TIMESTAMP plus or minus an INTERVAL)", it.at)
+    return Field(it.name, e.type)
+
+
 def _check_rowtime_type(e: Expr, source: Source, at) -> None:
     if e.type.name != "TIMESTAMP":
         raise source.error(f"ROWTIME must be a TIMESTAMP, not {tname(e.type)}", at)
@@ -301,7 +310,7 @@ def _plan_plain(sel, env: Env, fr: FromResult, node: Node, items, named) -> Quer
             continue
         e = it.expr if it.expr is not None else translate(it.ast, ctx)
         exprs.append(e)
-        fields.append(Field(it.name, e.type))
+        fields.append(_column(it, e, source))
         at.append(start_of(it.at))
     if collector.calls:
         calls = list(collector.calls)
@@ -373,7 +382,7 @@ def _plan_distinct(sel, env: Env, fr: FromResult, node: Node, items, select_kw) 
             raise source.error("SELECT DISTINCT cannot set ROWTIME with an AS ROWTIME expression", it.at)
         e = it.expr if it.expr is not None else translate(it.ast, ctx)
         keys.append(e)
-        fields.append(Field(it.name, e.type))
+        fields.append(_column(it, e, source))
         at.append(start_of(it.at))
     mono = [i for i, k in enumerate(keys) if is_increasing(k, node)]
     if stream and not mono:
@@ -436,7 +445,7 @@ def _plan_aggregate(sel, env: Env, fr: FromResult, node: Node, items, select_kw)
         else:
             e = translate(it.ast, actx)
         exprs.append(e)
-        fields.append(Field(it.name, e.type))
+        fields.append(_column(it, e, source))
         at.append(start_of(it.at))
     cond = None
     if having is not None:

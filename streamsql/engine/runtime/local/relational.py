@@ -7,8 +7,8 @@ from ...operators.aggregate import Acc
 from ...operators.base import encode_ints
 from ...operators.sort import encode_sort_value
 from ...operators.temporal import validity
-from ...plan import Aggregate, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
-from ...relational import Row, later, leaf_rows, period_keys, unsupported
+from ...plan import Aggregate, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values, Window
+from ...relational import NO_MATCH, Row, frame_bounds, later, leaf_rows, period_keys, unsupported, window_stamps
 
 
 class PythonRelational:
@@ -33,6 +33,8 @@ class PythonRelational:
             return self._join(node)
         if isinstance(node, Sort):
             return self._sort(node)
+        if isinstance(node, Window):
+            return self._window(node)
         raise unsupported(node)
 
     def _project(self, node: Project) -> list[Row]:
@@ -92,6 +94,7 @@ class PythonRelational:
         valid = self._validity(node, right, keys) if node.versions is not None else None
         matched = [False] * len(right)
         keep_left, keep_right = node.kind in ("LEFT", "FULL"), node.kind in ("RIGHT", "FULL")
+        win = window_stamps(node)
         out = []
         for lrt, lrow in left:
             key = tuple(f(lrow, (lrt,)) for f in lk)
@@ -100,14 +103,18 @@ class PythonRelational:
                 rrt, rrow = right[j]
                 if valid is not None and not valid[j][0] <= lrt < valid[j][1]:
                     continue
+                stamp = later(lrt, rrt) if win is None else win.pair(lrt, rrt)
+                if stamp is NO_MATCH:
+                    continue
                 if res is not None and res(lrow + rrow, (lrt, rrt)) is not True:
                     continue
                 hit = matched[j] = True
-                out.append((later(lrt, rrt), lrow + rrow))
+                out.append((stamp, lrow + rrow))
             if not hit and keep_left:
-                out.append((lrt, lrow + (None,) * nr))
+                out.append((lrt if win is None else win.left_alone(lrt), lrow + (None,) * nr))
         if keep_right:
-            out += [(rrt, (None,) * nl + rrow) for (rrt, rrow), m in zip(right, matched) if not m]
+            out += [(rrt if win is None else win.right_alone(rrt), (None,) * nl + rrow)
+                    for (rrt, rrow), m in zip(right, matched) if not m]
         return out
 
     @staticmethod
@@ -126,3 +133,38 @@ class PythonRelational:
             i, (rt, row) = p
             return tuple(encode_sort_value(f(row, (rt,)), k) for f, k in zip(fns, node.keys)) + (i,)
         return [r for _i, r in sorted(enumerate(rows), key=key)]
+
+    def _window(self, node: Window) -> list[Row]:
+        """OVER as standard SQL has it: each row's frame is taken in its partition ordered by
+        ROWTIME (or the window's ORDER BY key), then by position; a RANGE frame that ends at
+        CURRENT ROW holds all the row's peers (a streaming one only those that arrived before
+        it: the semantics, section 3.4)."""
+        rows = self.run(node.input)
+        calls = node.calls
+        part_fns = [[compile_expr(e) for e in c.spec.partition_by] for c in calls]
+        order_fns = [compile_expr(c.spec.order_by) if c.spec.order_by is not None else None for c in calls]
+        arg_fns = [compile_expr(c.agg.arg) if c.agg.arg is not None else None for c in calls]
+        # row by row, each call's partition keys, order key and argument: the first failure is
+        # the first row's (as the Spark evaluator finds it)
+        evaluated = []
+        for rt, row in rows:
+            rts = (rt,)
+            evaluated.append([(tuple(f(row, rts) for f in pf), rt if of is None else of(row, rts),
+                               None if af is None else af(row, rts))
+                              for pf, of, af in zip(part_fns, order_fns, arg_fns)])
+        results = [[None] * len(calls) for _ in rows]
+        for j, call in enumerate(calls):
+            acc = Acc(call.agg)
+            parts: dict[tuple, list[int]] = {}
+            for i, ev in enumerate(evaluated):
+                parts.setdefault(ev[j][0], []).append(i)
+            for members in parts.values():
+                members.sort(key=lambda i: (evaluated[i][j][1] is not None, evaluated[i][j][1] or 0, i))
+                orders = [evaluated[i][j][1] for i in members]
+                for pos, i in enumerate(members):
+                    lo, hi = frame_bounds(call.spec, orders, pos)
+                    st = acc.init()
+                    for m in members[lo:hi]:
+                        st = acc.add(st, evaluated[m][j][2], encode_ints(m))
+                    results[i][j] = acc.final(st)
+        return [(rt, row + tuple(res)) for (rt, row), res in zip(rows, results)]

@@ -155,9 +155,10 @@ class _Chain:
 
 
 def _kept(conds: list[str], failing: list[str]) -> str:
-    """Rows the WHERE conditions ``conds`` keep, and rows failing before the last of them."""
+    """Rows the WHERE conditions ``conds`` keep, and rows failing before the last of them (one
+    parenthesized condition: the callers AND it with the row's stream)."""
     c = " AND ".join(f"({x})" for x in conds) or "TRUE"
-    return f"({' OR '.join(failing)}) OR ({c})" if failing else c
+    return f"(({' OR '.join(failing)}) OR ({c}))" if failing else c
 
 
 def _all_true(conds: list[str]) -> str:

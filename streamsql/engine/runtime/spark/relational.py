@@ -15,8 +15,9 @@ from ...expr import Expr, Rowtime, compile_expr
 from ...functions.spec import out_of_range
 from ...operators.aggregate import Acc
 from ...operators.sort import sort_nulls_first
-from ...plan import Aggregate, Field, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values
-from ...relational import Row, leaf_rows, period_keys, unsupported
+from ...plan import (Aggregate, AggCall, Field, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values,
+                     Window as Over, WindowSpec)
+from ...relational import Row, leaf_rows, period_keys, unsupported, window_stamps
 from ...types import arrow_type
 from .sqlgen import SparkSql, quote_ident
 from .sqltext import spark_type_ddl
@@ -60,6 +61,8 @@ class SparkRelational:
                 return self._join(node)
             if isinstance(node, Sort):
                 return self._sort(node)
+            if isinstance(node, Over):
+                return self._window(node)
         except ValueError as e:      # an expression Spark SQL cannot render
             raise SqlError(f"cannot run this relational query on Spark: {e}") from None
         raise unsupported(node)
@@ -204,6 +207,99 @@ class SparkRelational:
             return f"max_by({x}, fx{m})" if a.distinct else f"max_by({x}, IF({x} IS NULL, NULL, ix))"
         raise SqlError(f"aggregate {fn} is not supported")
 
+    def _window(self, node: Over):
+        """OVER as Spark's window functions compute it (standard SQL: a RANGE frame ending at
+        CURRENT ROW holds all the row's peers), each frame ordered by the order key, then ``ix``."""
+        df = self.run(node.input)
+        exprs = [e for c in node.calls
+                 for e in [*c.spec.partition_by, c.spec.order_by, c.agg.arg] if e is not None]
+        self._check(df, node.input.fields, exprs, "rt")
+        n = len(node.input.fields)
+        pre = []
+        for j, c in enumerate(node.calls):
+            pre += [f"{self._sql(e)} AS p{j}_{i}" for i, e in enumerate(c.spec.partition_by)]
+            pre.append(f"CAST({self._sql(c.spec.order_by)} AS BIGINT) AS o{j}" if c.spec.order_by is not None
+                       else f"rt AS o{j}")
+            if c.agg.arg is not None:
+                pre.append(f"{self._sql(c.agg.arg)} AS a{j}")
+        df = df.selectExpr("*", *pre)
+        outs, counts = [], []
+        for j, c in enumerate(node.calls):
+            w = self._over(j, c.spec)
+            outs.append(f"{self._cast(self._window_agg(j, c.agg, w), node.fields[n + j])} AS c{n + j}")
+            if c.agg.fn in ("SUM", "AVG") and c.agg.arg is not None:
+                counts.append(f"count(a{j}) OVER {w} AS n{j}")
+        df = df.selectExpr(*[f"c{i}" for i in range(n)], *outs, *counts, "rt", "ix")
+        sums = {j: c.agg for j, c in enumerate(node.calls) if c.agg.fn in ("SUM", "AVG") and c.agg.arg is not None}
+        if sums:
+            self._check_window_sums(df, sums, n)
+        return df.select(*[f"c{i}" for i in range(len(node.fields))], "rt", "ix")
+
+    @staticmethod
+    def _over(j: int, spec: WindowSpec) -> str:
+        parts = ", ".join(f"p{j}_{i}" for i in range(len(spec.partition_by)))
+        head = f"PARTITION BY {parts} " if parts else ""
+        lower = "UNBOUNDED PRECEDING" if spec.lower is None else f"{spec.lower} PRECEDING"
+        upper = "CURRENT ROW" if spec.upper == 0 else f"{spec.upper} PRECEDING"
+        order = f"o{j} ASC NULLS FIRST" + (", ix" if spec.mode == "ROWS" else "")
+        return f"({head}ORDER BY {order} {spec.mode} BETWEEN {lower} AND {upper})"
+
+    @staticmethod
+    def _window_agg(j: int, a: AggCall, w: str) -> str:
+        """One OVER aggregate (Spark has no DISTINCT window aggregate: a set of the frame's
+        values stands for it)."""
+        x, fn, t = f"a{j}", a.fn, a.type
+        exact = t.is_integer or t.name == "DECIMAL"
+        dec = f"DECIMAL(38,{t.scale or 0})"
+        if fn == "COUNT":
+            if a.arg is None:
+                return f"count(1) OVER {w}"
+            return f"size(collect_set({x}) OVER {w})" if a.distinct else f"count({x}) OVER {w}"
+        if fn in ("MIN", "MAX"):
+            return f"{fn.lower()}({x}) OVER {w}"
+        if fn == "FIRST_VALUE":
+            return f"min_by({x}, IF({x} IS NULL, NULL, ix)) OVER {w}"
+        if fn == "LAST_VALUE":
+            if a.distinct:    # the distinct value whose first appearance in the frame is latest
+                return f"try_element_at(array_distinct(collect_list({x}) OVER {w}), -1)"
+            return f"max_by({x}, IF({x} IS NULL, NULL, ix)) OVER {w}"
+        if a.distinct:
+            vals = f"collect_set({'CAST(' + x + ' AS ' + dec + ')' if exact else x}) OVER {w}"
+            zero = f"CAST(0 AS {dec})" if exact else "CAST(0 AS DOUBLE)"
+            total = f"aggregate({vals}, {zero}, (s, v) -> s + v)"
+            size = f"size({vals})"
+            if fn == "SUM":
+                return f"IF({size} = 0, NULL, try_cast({total} AS {spark_type_ddl(t)}))"
+            if t.is_integer:
+                return f"IF({size} = 0, NULL, {total} DIV {size})"
+            return f"IF({size} = 0, NULL, {total} / {size})"
+        if fn == "SUM":
+            if exact:     # exact (Spark's BIGINT sum wraps around): NULL where the total does not fit
+                return f"try_cast(sum(CAST({x} AS {dec})) OVER {w} AS {spark_type_ddl(t)})"
+            return f"sum({x}) OVER {w}"
+        if fn == "AVG":
+            if t.is_integer:
+                return f"(sum(CAST({x} AS DECIMAL(38,0))) OVER {w} DIV count({x}) OVER {w})"
+            if t.name == "DECIMAL":
+                return f"(sum({x}) OVER {w} / count({x}) OVER {w})"
+            return f"avg({x}) OVER {w}"
+        raise SqlError(f"aggregate {fn} is not supported")
+
+    def _check_window_sums(self, df, sums: dict, n: int) -> None:
+        """A frame's SUM (or AVG) that leaves its type's range fails the query, as in
+        :meth:`_check_sums`."""
+        conds = [f"(c{n + j} IS NULL AND n{j} > 0)" + (f" OR abs(c{n + j}) = CAST('Infinity' AS DOUBLE)"
+                                                       if a.type.is_approx else "")
+                 for j, a in sums.items()]
+        bad = df.where(" OR ".join(conds)).orderBy("ix").limit(1).collect()
+        if bad:
+            for j, a in sums.items():
+                v = bad[0][f"c{n + j}"]
+                if v is None or (isinstance(v, float) and v in (float("inf"), float("-inf"))):
+                    err = out_of_range(a.type)
+                    err.text = Acc(a).text
+                    raise err
+
     def _join(self, node: Join):
         nl, nr = len(node.left.fields), len(node.right.fields)
         L = self.run(node.left).selectExpr(*[f"c{j}" for j in range(nl)], "rt AS rt0", "ix AS ix0")
@@ -218,6 +314,9 @@ class SparkRelational:
         if node.versions is not None:
             R = self._versions(R, node, right_sql)
             conds.append("((vlo IS NULL OR vlo <= rt0) AND (vhi IS NULL OR rt0 < vhi))")
+        win = window_stamps(node)
+        if win is not None:      # a window join: only pairs whose windows overlap meet
+            conds.append(f"(greatest(rt0 - {win.f[0]}, rt1 - {win.f[1]}) <= least(rt0 + {win.p[0]}, rt1 + {win.p[1]}))")
         if node.residual is not None and conds:
             pairs = L.join(R, F.expr(" AND ".join(conds)), "inner")
             self._check(pairs, list(node.left.fields) + list(node.right.fields), [node.residual], "rt0,rt1",
@@ -231,7 +330,11 @@ class SparkRelational:
             j = L.crossJoin(R)
         else:
             j = L.join(R, F.lit(True), how)
-        j = j.selectExpr(*[f"c{i}" for i in range(nl + nr)], "greatest(rt0, rt1) AS rt", "ix0", "ix1")
+        rt = "greatest(rt0, rt1)"
+        if win is not None:
+            rt = (f"CASE WHEN ix1 IS NULL THEN rt0 + {win.p[0]} WHEN ix0 IS NULL THEN rt1 + {win.p[1]} "
+                  f"ELSE greatest(rt0 - {win.f[0]}, rt1 - {win.f[1]}) END")
+        j = j.selectExpr(*[f"c{i}" for i in range(nl + nr)], f"{rt} AS rt", "ix0", "ix1")
         return self._renumber(j, F.col("ix0").asc_nulls_last(), F.col("ix1").asc_nulls_first()).drop("ix0", "ix1")
 
     @staticmethod
