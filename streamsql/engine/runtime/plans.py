@@ -38,6 +38,10 @@ def make_operator(node: Node, tables) -> Operator:
                 rows = list(t.rows) if t is not None else []
                 return LookupJoinOp(node, rows, side)
         return JoinOp(node)
+    from ..operators.windowops import window_operator
+    op = window_operator(node)
+    if op is not None:
+        return op
     from ..plan import Sort
     if isinstance(node, Sort) and node.is_stream:
         from ..operators.sort import make_sort_operator
