@@ -305,3 +305,31 @@ def test_refusals_say_what_is_needed(wb_local, sql, message):
     assert e.value.message == message
     # the session stays usable
     assert wb_local.query("SELECT STREAM k FROM S").name
+
+
+# --------------------------------------------------------------------------- the timeline
+
+def test_the_timeline_draws_each_window_as_a_band_on_its_level():
+    # HOP of 3 hours every hour: the 10:17 row is in 08:00-11:00, 09:00-12:00, 10:00-13:00; the 11:02
+    # row in 09:00-12:00, 10:00-13:00, 11:00-14:00. The 11:02 row closes 08:00-11:00 (step 2), the
+    # bound 12:00 closes 09:00-12:00 (step 3); 10:00-13:00 and 11:00-14:00 are open. Levels: the
+    # first free at a window's start, by start: 08:00 -> 0, 09:00 -> 1, 10:00 -> 2, 11:00 -> 0 (free
+    # since 11:00); three levels, 6 px apart around the lane's middle.
+    from streamsql.widgets.timeline import timeline_records
+    r = run("CREATE STREAM Orders (units INTEGER);",
+            """SELECT STREAM window_end, COUNT(*) AS c FROM TABLE(HOP(TABLE Orders, DESCRIPTOR(ROWTIME),
+               INTERVAL '1' HOUR, INTERVAL '3' HOUR)) GROUP BY window_start, window_end""",
+            [row("Orders", "10:17", units=1), row("Orders", "11:02", units=2), bound("Orders", "12:00")])
+    lanes, recs = timeline_records(r.q)
+    bands = sorted((x["what"], x["t"], x["t2"], x["level"], x["band"]) for x in recs
+                   if x["what"] in ("window", "open window"))
+    assert bands == [("open window", ts("10:00"), ts("13:00"), 2, 6.0), ("open window", ts("11:00"), ts("14:00"), 0, -6.0),
+                     ("window", ts("08:00"), ts("11:00"), 0, -6.0), ("window", ts("09:00"), ts("12:00"), 1, 0.0)]
+    assert all(x["lane"] == "windowaggregate" for x in recs if x["what"] in ("window", "open window"))
+    detail = {x["t"]: x["detail"] for x in recs if x["what"] in ("window", "open window")}
+    assert detail[ts("08:00")].startswith("the window 08:00-11:00 (COUNT(*) = 1) closed when ORDERS's clock reached "
+                                          "2006-10-10 11:00:00, at step 2")
+    assert detail[ts("10:00")].startswith("the window 10:00-13:00 (COUNT(*) = 2) closes when ORDERS's clock reaches "
+                                          "2006-10-10 13:00:00; the clock is 2006-10-10 12:00:00")
+    # the other marks keep to the lane's middle
+    assert all(x["band"] == 0 and x["level"] is None for x in recs if x["what"] not in ("window", "open window"))

@@ -471,10 +471,17 @@ class _Why:
             return (f"Spark has no such row: it dropped the {d.event.stream} row at "
                     f"{sqltime.show_time(d.event.rowtime, short=True)} (step {d.step}) as late")
         until = spark_waits_for(self.shape, t.rowtime, t.values)
-        if until is not None:
+        if until is not None and wm is not None and wm >= until and self._sessions():
+            return ("Spark has no such session: its session_window() keeps a row at exactly the last one plus "
+                    "the gap in that session, where this query starts a new one")
+        if until is not None and (wm is None or wm < until):
             return (f"Spark has not emitted it: {self.wm_words()} ({sqltime.show_time(wm, short=True)}) "
                     f"has not passed {sqltime.show_time(until, short=True)}")
         return "Spark has not emitted it"
+
+    def _sessions(self) -> bool:
+        w = self.shape.window
+        return w is not None and w.kind == "SESSION"
 
     def ours_missing(self, t: RowTiming) -> str:
         late = [s for s in self.steps.values() if s.event.status == "late" and not s.dropped]
@@ -483,6 +490,9 @@ class _Why:
             return (f"this query rejected the {e.stream} row at {sqltime.show_time(e.rowtime, short=True)} "
                     f"(step {e.step}) as late, into the error stream, where Spark's watermark let it in")
         # a hop's late row: Spark drops it from the windows that ended, keeps it in the others
+        if self._sessions():
+            return ("this query has no such session: a row at exactly the last one plus the gap opens a new "
+                    "session here (the semantics, section 3.7)")
         some = [s for s in self.steps.values() if s.event.status == "late" and s.dropped
                 and self.shape.window is not None and self.shape.window.kind == "HOP"]
         if some:

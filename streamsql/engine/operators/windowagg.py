@@ -234,7 +234,7 @@ class WindowAggOp(Refusing, Operator):
         from ..types import format_value
         node = self.node
         types = [k.type for k in node.keys]
-        names = [f.name for f in node.fields[len(node.keys):]]
+        names = [acc.text for acc in self.accs]          # COUNT(*), SUM(UNITS): as the query wrote them
         wins = []
         for _k, (s, e, keys, finals) in merged_items(views)[:STATE_LIMIT]:
             keys = tuple(keys)
