@@ -43,7 +43,7 @@ def test_strict_build_has_every_page(site):
              "design", "benchmarks", "reliability", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
     absent = [p for p in pages if not (site / f"{p}.html").exists()]
     assert not absent, absent
-    assert len(TUTORIALS) == 10
+    assert len(TUTORIALS) == 11
 
 
 def test_tutorials_show_their_stored_outputs(site):

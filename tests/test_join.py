@@ -533,7 +533,8 @@ def test_stream_table_join_errors(wb_local):
 # --------------------------------------------------------------------------- errors
 
 NO_WINDOW = ("A join of two streams needs a window (OVER (RANGE INTERVAL ... PRECEDING or FOLLOWING)) on at "
-             "least one side; without one it would need unbounded memory")
+             "least one side, or two window table functions joined on their windows; without one it would need "
+             "unbounded memory")
 
 
 @pytest.mark.parametrize("kind", ["JOIN", "LEFT JOIN", "FULL OUTER JOIN", "OUTER JOIN"])

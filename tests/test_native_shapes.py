@@ -28,6 +28,15 @@ def plan(wb_local):
      "GROUP BY STEP(ROWTIME BY INTERVAL '15' MINUTE)", "aggregate", 900_000),
     ("SELECT STREAM ROWTIME, o.orderId, t.amount FROM Orders OVER (RANGE INTERVAL '5' MINUTE PRECEDING) AS o "
      "FULL OUTER JOIN Trades AS t ON o.orderId = t.orderId", "join", None),
+    # window shapes: Spark's window() and session_window()
+    ("SELECT STREAM TUMBLE_END(ROWTIME, INTERVAL '15' MINUTE) AS ROWTIME, ticker, COUNT(*) AS n FROM Orders "
+     "GROUP BY TUMBLE(ROWTIME, INTERVAL '15' MINUTE), ticker", "aggregate", None),
+    ("SELECT STREAM window_end, SUM(amount) AS s FROM TABLE(HOP(TABLE Orders, DESCRIPTOR(ROWTIME), "
+     "INTERVAL '1' HOUR, INTERVAL '7007' SECOND)) GROUP BY window_start, window_end", "aggregate", None),
+    ("SELECT STREAM ticker, COUNT(*) AS n FROM Orders GROUP BY SESSION(ROWTIME, INTERVAL '5' MINUTE), ticker",
+     "aggregate", None),
+    ("SELECT STREAM orderId, window_end FROM TABLE(TUMBLE(TABLE Orders, DESCRIPTOR(ROWTIME), INTERVAL '1' HOUR))",
+     "stateless", None),
 ])
 def test_native_shapes(plan, sql, kind, window):
     shape = native_shape(plan(sql))
@@ -56,6 +65,20 @@ def test_native_shapes(plan, sql, kind, window):
     ("SELECT STREAM FLOOR(j.ROWTIME TO HOUR) AS h, COUNT(*) AS n FROM (SELECT STREAM ROWTIME, o.orderId FROM Orders "
      "AS o JOIN Trades OVER (RANGE INTERVAL '10' MINUTE FOLLOWING) AS t ON o.orderId = t.orderId) AS j "
      "GROUP BY FLOOR(j.ROWTIME TO HOUR)", "a GROUP BY over a JOIN"),
+    ("SELECT STREAM window_end, COUNT(*) AS n FROM TABLE(CUMULATE(TABLE Orders, DESCRIPTOR(ROWTIME), "
+     "INTERVAL '15' MINUTE, INTERVAL '1' HOUR)) GROUP BY window_start, window_end", "a CUMULATE window"),
+    ("SELECT STREAM window_end, COUNT(*) AS n FROM TABLE(HOP(TABLE Orders, DESCRIPTOR(ROWTIME), "
+     "INTERVAL '1' HOUR, INTERVAL '30' MINUTE)) GROUP BY window_start, window_end", "a HOP shorter than its slide"),
+    ("SELECT STREAM orderId FROM TABLE(SESSION(TABLE Orders PARTITION BY ticker, DESCRIPTOR(ROWTIME), "
+     "INTERVAL '5' MINUTE))", "a SESSION window table's rows"),
+    ("SELECT STREAM * FROM (SELECT STREAM orderId, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+     "ORDER BY amount DESC) AS rn FROM TABLE(TUMBLE(TABLE Orders, DESCRIPTOR(ROWTIME), INTERVAL '1' HOUR))) "
+     "WHERE rn <= 2", "a ROW_NUMBER Top-N"),
+    ("SELECT STREAM TUMBLE_START(ROWTIME, INTERVAL '1' HOUR) AS ROWTIME, COUNT(*) AS n FROM Orders "
+     "GROUP BY TUMBLE(ROWTIME, INTERVAL '1' HOUR)", "a window aggregation stamped at its window's start or time"),
+    ("SELECT STREAM window_end, ticker, COUNT(*) AS n FROM TABLE(SESSION(TABLE Orders PARTITION BY ticker, "
+     "DESCRIPTOR(ROWTIME), INTERVAL '5' MINUTE)) GROUP BY window_start, window_end, ticker, amount",
+     "a session grouped by more than its session keys"),
 ])
 def test_outside_the_subset(plan, sql, construct):
     with pytest.raises(NativeUnsupported) as e:

@@ -1,22 +1,72 @@
+"""The native twin of window shapes (docs/semantics.md 3.7; docs/native.md): a hop and a session
+run beside Spark's own ``window()`` and ``session_window()`` with ``withWatermark`` (delay 0), one
+event per micro-batch. Expectations worked out by hand from Spark's rules (tests/test_native.py
+states them): the watermark after a step is the maximum event time seen; a step that moves it
+gets a no-data batch, which emits the windows (sessions) whose end it reached; a row below the
+watermark in force is dropped. Where a bound closes a window here, Spark waits for a later row.
+"""
+from __future__ import annotations
+
+from test_native import inject, observed, t
 
 
-def test_a_row_at_exactly_the_gap_opens_a_session_here_and_extends_spark_s(wb_spark):
-    # 10:10 and 10:40 are 30 minutes apart: here two sessions, [10:10, 10:40) (released by the
-    # 10:40 row's clock, step 2) and [10:40, 11:10) (by the bound 11:10, step 3); Spark's
-    # session_window() keeps both rows in one session [10:10, 11:10), which its watermark passes
-    # only with the 11:15 row (step 4)
+def test_hop_twin_window(wb_spark):
     wb = wb_spark
     wb.execute("CREATE STREAM Events (color VARCHAR(10))")
-    q = wb.query("SELECT STREAM SESSION_START(ROWTIME, INTERVAL '30' MINUTE) AS s, COUNT(*) AS c FROM Events "
-                 "GROUP BY SESSION(ROWTIME, INTERVAL '30' MINUTE), color", name="gap")
-    inject(wb, [("Events", "10:10", {"color": "red"}), ("Events", "10:40", {"color": "red"}),
-                ("Events", "11:10"), ("Events", "11:15", {"color": "blue"})])
+    q = wb.query("SELECT STREAM window_start, window_end, COUNT(*) AS c FROM TABLE(HOP(TABLE Events, "
+                 "DESCRIPTOR(ROWTIME), INTERVAL '30' MINUTE, INTERVAL '1' HOUR)) GROUP BY window_start, window_end",
+                 name="hops")
+    inject(wb, [("Events", "10:10", {"color": "red"}),     # windows 09:30-10:30, 10:00-11:00
+                ("Events", "11:00"),                        # bound: closes both here; Spark sees nothing
+                ("Events", "11:20", {"color": "red"}),      # 10:30-11:30, 11:00-12:00; Spark's watermark 11:20
+                ("Events", "10:50", {"color": "blue"}),     # late here (clock 11:20); below Spark's watermark
+                ("Events", "12:00", {"color": "red"})])     # closes 10:30-11:30 and 11:00-12:00 on both sides
     twin = q.native()
+
+    def win(s, e, n):
+        return (t(e), (t(s), t(e), n))
+    assert observed(twin) == {
+        1: ([], 2, t("10:10"), False),
+        2: ([], 1, t("10:10"), False),
+        3: ([(1, *win("09:30", "10:30", 1)), (1, *win("10:00", "11:00", 1))], 2, t("11:20"), False),
+        4: ([], 1, t("11:20"), True),
+        # Spark drops a late row per window: the 10:50 row is dropped from 10:00-11:00 (ended by the
+        # watermark 11:20) but counted in 10:30-11:30, which had not ended
+        5: ([(1, *win("10:30", "11:30", 2)), (1, *win("11:00", "12:00", 1))], 2, t("12:00"), False),
+    }
+    assert [(r.step, r.values) for r in q.rows] == [(2, win("09:30", "10:30", 1)[1]), (2, win("10:00", "11:00", 1)[1]),
+                                                    (5, win("10:30", "11:30", 1)[1]), (5, win("11:00", "12:00", 1)[1])]
     c = twin.comparison
-    assert [(r.rowtime, r.values, r.ours, r.spark) for r in c.rows] == [
-        (t("10:40"), (t("10:10"), 1), 2, None), (t("11:10"), (t("10:40"), 1), 3, None),
-        (t("11:10"), (t("10:10"), 2), None, 4)]
-    assert c.rows[0].why.endswith("Spark has no such session: its session_window() keeps a row at exactly the last "
-                                  "one plus the gap in that session, where this query starts a new one")
-    assert c.rows[2].why.endswith("this query has no such session: a row at exactly the last one plus the gap opens "
-                                  "a new session here (the semantics, section 3.7)")
+    assert [(r.values[2], r.ours, r.spark) for r in c.differing] == [(1, 2, 3), (1, 2, 3), (2, None, 5), (1, 5, None)]
+    assert c.differing[0].why == ("the bound of EVENTS alone released it at step 2; Spark waits until the "
+                                  "maximum event time passes 10:30, at step 3 (watermark 11:20)")
+    assert c.differing[2].why.endswith("this query rejected the EVENTS row at 10:50 (step 4) as late, into the error "
+                                       "stream; Spark dropped it only from the windows its watermark had closed and "
+                                       "counted it in the others")
+
+
+def test_session_twin_session_window(wb_spark):
+    wb = wb_spark
+    wb.execute("CREATE STREAM Events (color VARCHAR(10))")
+    q = wb.query("SELECT STREAM SESSION_START(ROWTIME, INTERVAL '10' MINUTE) AS s, color, COUNT(*) AS c FROM Events "
+                 "GROUP BY SESSION(ROWTIME, INTERVAL '10' MINUTE), color", name="sessions")
+    inject(wb, [("Events", "10:00", {"color": "red"}),
+                ("Events", "10:05", {"color": "red"}),      # red's session [10:00, 10:15)
+                ("Events", "10:30", {"color": "blue"}),     # completes red's on both sides (watermark 10:30)
+                ("Events", "10:45"),                        # bound: completes blue's [10:30, 10:40) here only
+                ("Events", "10:50", {"color": "red"})])     # Spark's watermark 10:50 completes blue's there
+    twin = q.native()
+    red = (t("10:15"), (t("10:00"), "red", 2))
+    blue = (t("10:40"), (t("10:30"), "blue", 1))
+    assert observed(twin) == {
+        1: ([], 2, t("10:00"), False),
+        2: ([], 2, t("10:05"), False),
+        3: ([(1, *red)], 2, t("10:30"), False),
+        4: ([], 1, t("10:30"), False),
+        5: ([(1, *blue)], 2, t("10:50"), False),
+    }
+    assert [(r.step, r.rowtime, r.values) for r in q.rows] == [(3, *red), (4, *blue)]
+    c = twin.comparison
+    assert [(r.values, r.ours, r.spark) for r in c.differing] == [(blue[1], 4, 5)]
+    assert c.differing[0].why == ("the bound of EVENTS alone released it at step 4; Spark waits until the "
+                                  "maximum event time passes 10:40, at step 5 (watermark 10:50)")

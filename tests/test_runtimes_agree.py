@@ -46,6 +46,21 @@ QUERIES = {
     "join": """SELECT STREAM ROWTIME, s.k, s.x, t.x AS tx
                FROM S OVER (RANGE INTERVAL '5' MINUTE PRECEDING) AS s
                FULL JOIN T OVER (RANGE INTERVAL '3' MINUTE FOLLOWING) AS t ON s.k = t.k""",
+    # window shapes (docs/semantics.md 3.7): a hop whose size is no multiple of its slide, sessions per
+    # key, a cumulating window's Top-N, and a window join
+    "hop": """SELECT STREAM window_start, window_end, k, COUNT(*) AS n, SUM(x) AS s
+              FROM TABLE(HOP(TABLE S, DESCRIPTOR(ROWTIME), INTERVAL '5' MINUTE, INTERVAL '12' MINUTE))
+              GROUP BY window_start, window_end, k""",
+    "session": """SELECT STREAM SESSION_START(ROWTIME, INTERVAL '4' MINUTE) AS st, k, COUNT(*) AS n, MAX(x) AS m
+                  FROM S GROUP BY SESSION(ROWTIME, INTERVAL '4' MINUTE), k""",
+    "topn": """SELECT STREAM * FROM (SELECT STREAM k, x, window_end, RANK() OVER (PARTITION BY window_start, window_end
+                                     ORDER BY x DESC) AS r
+               FROM TABLE(CUMULATE(TABLE S, DESCRIPTOR(ROWTIME), INTERVAL '5' MINUTE, INTERVAL '15' MINUTE)))
+               WHERE r <= 2""",
+    "window_join": """SELECT STREAM s.k, s.x, t.x AS tx
+                      FROM TABLE(TUMBLE(TABLE S, DESCRIPTOR(ROWTIME), INTERVAL '10' MINUTE)) AS s
+                      LEFT JOIN TABLE(TUMBLE(TABLE T, DESCRIPTOR(ROWTIME), INTERVAL '10' MINUTE)) AS t
+                      ON s.window_start = t.window_start AND s.window_end = t.window_end AND s.k = t.k""",
 }
 
 STREAMS = {
@@ -102,7 +117,7 @@ def test_local_and_spark_agree(spark, tmp_path_factory, batch_events, buckets, r
         assert got[name][0] == want[name][0], f"{name}: released rows differ"
         assert got[name][1] == want[name][1], f"{name}: output bound changes differ"
     # the sequence exercised the stateful operators: each released something
-    assert all(want[n][0] for n in ("union", "group_by", "group_by_scan", "join"))
+    assert all(want[n][0] for n in ("union", "group_by", "group_by_scan", "join", "hop", "session"))
 
 
 # --------------------------------------------------------------------------- the operator contract
@@ -128,6 +143,15 @@ CONTRACT_QUERIES = {
     "full_both": """SELECT STREAM ROWTIME, s.x, t.x AS tx
                     FROM S OVER (RANGE BETWEEN INTERVAL '2' MINUTE PRECEDING AND INTERVAL '3' MINUTE FOLLOWING) AS s
                     FULL JOIN T OVER (RANGE INTERVAL '5' MINUTE PRECEDING) AS t ON s.k = t.k AND s.x <= t.x""",
+    "hop": QUERIES["hop"],
+    "session_rows": """SELECT STREAM k, x FROM TABLE(SESSION(TABLE S PARTITION BY k, DESCRIPTOR(ROWTIME),
+                       INTERVAL '4' MINUTE))""",
+    "session_start": """SELECT STREAM SESSION_START(ROWTIME, INTERVAL '3' MINUTE) AS ROWTIME, COUNT(*) AS n FROM S
+                        GROUP BY SESSION(ROWTIME, INTERVAL '3' MINUTE), k""",
+    "cumulate_time": """SELECT STREAM window_time AS ROWTIME, SUM(x) AS s FROM TABLE(CUMULATE(TABLE S,
+                        DESCRIPTOR(ROWTIME), INTERVAL '5' MINUTE, INTERVAL '20' MINUTE)) GROUP BY window_start, window_end, window_time""",
+    "dedup_period": """SELECT STREAM * FROM (SELECT STREAM k, x, DENSE_RANK() OVER (PARTITION BY STEP(ROWTIME BY
+                       INTERVAL '10' MINUTE), k ORDER BY x) AS r FROM S) WHERE r = 1""",
     "join_over_aggregate": """SELECT STREAM ROWTIME, s.x, h.n FROM S AS s
         RIGHT JOIN (SELECT STREAM STEP(S.ROWTIME BY INTERVAL '10' MINUTE) AS p, k, COUNT(*) AS n FROM S
                     GROUP BY STEP(S.ROWTIME BY INTERVAL '10' MINUTE), k) OVER (RANGE INTERVAL '10' MINUTE PRECEDING) AS h
@@ -180,7 +204,7 @@ def test_operator_contract_wakeups_exact_and_bound_sound(seed):
                 log = logs[(name, i)] = []
                 nodes[(name, i)] = h
                 h.op = _Recorder(h.op, log)
-        assert len(nodes) == 13
+        assert len(nodes) == 18
         bounds = {key: [] for key in logs}
         for ev in events:
             wb.inject([ev])

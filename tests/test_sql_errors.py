@@ -9,7 +9,8 @@ from test_sql_support import error, pos, sample_catalog, where
 FOLLOWING = ("FOLLOWING is not allowed in a windowed aggregation on a stream: "
              "the frame cannot include rows that have not arrived")
 NO_WINDOW = ("A join of two streams needs a window (OVER (RANGE INTERVAL ... PRECEDING or FOLLOWING)) "
-             "on at least one side; without one it would need unbounded memory")
+             "on at least one side, or two window table functions joined on their windows; without one it "
+             "would need unbounded memory")
 
 
 def check(sql, message, needle, nth=0, catalog=None):

@@ -143,6 +143,11 @@ QUERIES = {
                           JOIN T AS t ON s.k = t.k) AS j
                         WHERE j.tx IS NOT NULL GROUP BY STEP(j.ROWTIME BY INTERVAL '10' MINUTE)""",
     "tsort": "SELECT STREAM ts AS ROWTIME, x FROM R ORDER BY ts, x DESC WITHIN INTERVAL '4' MINUTE",
+    # window shapes (docs/semantics.md 3.7): held window rows, open windows and sessions in the trace
+    "hop_rows": """SELECT STREAM k, x, window_end FROM TABLE(HOP(TABLE S, DESCRIPTOR(ROWTIME), INTERVAL '5' MINUTE,
+                   INTERVAL '7' MINUTE))""",
+    "session": """SELECT STREAM SESSION_END(ROWTIME, INTERVAL '4' MINUTE) AS e, k, COUNT(*) AS n, SUM(x) AS s
+                  FROM S GROUP BY SESSION(ROWTIME, INTERVAL '4' MINUTE), k""",
 }
 
 KEYS = st.sampled_from([None, "a", "b", "b"])

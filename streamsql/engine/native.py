@@ -17,7 +17,8 @@ from . import time as sqltime
 from .errors import StreamSqlError
 from .expr import Call, Rowtime
 from .operators.timekey import TimeKey
-from .plan import Aggregate, Join, Node, Project, Query, Sort, StreamScan, Union, Window
+from .plan import (Aggregate, Join, Node, Project, Query, Rank, Sort, StreamScan, Union, Window, WindowAggregate,
+                   WindowTable)
 from .types import format_value
 
 #: the aggregates Spark computes in a streaming ``groupBy`` as SQL defines them here
@@ -74,6 +75,9 @@ class NativeShape:
     kind: str
     scans: list[StreamScan]
     window_ms: int | None = None
+    #: a window shape (docs/semantics.md 3.7) as Spark's ``window()`` (TUMBLE, HOP) or
+    #: ``session_window()`` (SESSION) takes it
+    window: object = None
 
     @property
     def streams(self) -> list[str]:
@@ -85,6 +89,7 @@ def native_shape(plan: Query) -> NativeShape:
     scans: list[StreamScan] = []
     stateful: list[Node] = []
     window = [None]
+    shape = [None]
 
     def walk(n: Node) -> None:
         if isinstance(n, StreamScan):
@@ -102,8 +107,16 @@ def native_shape(plan: Query) -> NativeShape:
             raise _no("a UNION ALL of GROUP BY or join results", "the twin runs one stateful operator")
         if isinstance(n, Aggregate):
             window[0] = _check_aggregate(n)
+        if isinstance(n, Rank):
+            raise _no(f"a {n.fn} Top-N", "Spark streaming numbers rows only in complete output mode")
+        if isinstance(n, (WindowAggregate, WindowTable)):
+            shape[0] = _check_window(n)
         if isinstance(n, Join):
             _check_join(n)
+        if isinstance(n, WindowAggregate):
+            if stateful:
+                raise _no(f"a window aggregation over a {_name(stateful[0])}", "the twin runs one stateful operator")
+            stateful.append(n)
         if isinstance(n, (Aggregate, Join)):
             if stateful:
                 raise _no(f"a {_name(stateful[0])} over a {_name(n)}", "the twin runs one stateful operator")
@@ -112,16 +125,47 @@ def native_shape(plan: Query) -> NativeShape:
             walk(c)
 
     walk(plan.root)
-    kind = "stateless" if not stateful else ("aggregate" if isinstance(stateful[0], Aggregate) else "join")
-    return NativeShape(plan, kind, scans, window[0])
+    kind = "stateless" if not stateful else ("join" if isinstance(stateful[0], Join) else "aggregate")
+    return NativeShape(plan, kind, scans, window[0], shape[0])
 
 
 def _stateful_below(n: Node) -> bool:
-    return isinstance(n, (Aggregate, Join)) or any(_stateful_below(i) for i in n.inputs())
+    return isinstance(n, (Aggregate, Join, WindowAggregate)) or any(_stateful_below(i) for i in n.inputs())
 
 
 def _name(n: Node) -> str:
-    return "GROUP BY" if isinstance(n, Aggregate) else "JOIN"
+    return "GROUP BY" if isinstance(n, Aggregate) else "window aggregation" if isinstance(n, WindowAggregate) else "JOIN"
+
+
+def _check_window(n) -> object:
+    """A window shape Spark has: TUMBLE and HOP as ``window()``, SESSION as ``session_window()``
+    (aggregated); a window table's rows without aggregation only for TUMBLE and HOP."""
+    sh = n.shape
+    if sh.kind == "CUMULATE":
+        raise _no("a CUMULATE window", "Spark has no cumulating window: window() tumbles or hops, session_window() "
+                                       "makes sessions")
+    if sh.kind == "HOP" and sh.size < sh.slide:
+        raise _no("a HOP shorter than its slide", "Spark's window() needs a slide no longer than the window")
+    if isinstance(n, WindowTable):
+        if sh.is_session:
+            raise _no("a SESSION window table's rows", "Spark's session_window() only groups rows")
+        return sh
+    if n.stamp != "end":
+        raise _no("a window aggregation stamped at its window's start or time", "Spark stamps a window by its end")
+    for c in n.aggs:
+        if c.fn not in NATIVE_AGGS:
+            raise _no(c.fn, "Spark's streaming first()/last() depend on arrival order")
+        if c.distinct:
+            raise _no(f"{c.fn}(DISTINCT ...)", "Spark streaming has no distinct aggregates")
+    if sh.is_session:
+        plain = [k for i, k in enumerate(n.keys) if i not in n.window_keys]
+        if len(plain) != len(n.partition) or not all(repr(a) == repr(b) for a, b in zip(plain, n.partition)):
+            raise _no("a session grouped by more than its session keys",
+                      "Spark's session_window() makes one session per value of all the grouping keys")
+    for i, k in enumerate(n.keys):
+        if i not in n.window_keys and _reads_rowtime(k):
+            raise _no("a second time key in GROUP BY", "Spark groups by one event-time window")
+    return sh
 
 
 def _check_aggregate(a: Aggregate) -> int:
@@ -429,10 +473,17 @@ class _Why:
             return (f"Spark has no such row: it dropped the {d.event.stream} row at "
                     f"{sqltime.show_time(d.event.rowtime, short=True)} (step {d.step}) as late")
         until = spark_waits_for(self.shape, t.rowtime, t.values)
-        if until is not None:
+        if until is not None and wm is not None and wm >= until and self._sessions():
+            return ("Spark has no such session: its session_window() keeps a row at exactly the last one plus "
+                    "the gap in that session, where this query starts a new one")
+        if until is not None and (wm is None or wm < until):
             return (f"Spark has not emitted it: {self.wm_words()} ({sqltime.show_time(wm, short=True)}) "
                     f"has not passed {sqltime.show_time(until, short=True)}")
         return "Spark has not emitted it"
+
+    def _sessions(self) -> bool:
+        w = self.shape.window
+        return w is not None and w.kind == "SESSION"
 
     def ours_missing(self, t: RowTiming) -> str:
         late = [s for s in self.steps.values() if s.event.status == "late" and not s.dropped]
@@ -440,6 +491,17 @@ class _Why:
             e = late[0].event
             return (f"this query rejected the {e.stream} row at {sqltime.show_time(e.rowtime, short=True)} "
                     f"(step {e.step}) as late, into the error stream, where Spark's watermark let it in")
+        # a hop's late row: Spark drops it from the windows that ended, keeps it in the others
+        if self._sessions():
+            return ("this query has no such session: a row at exactly the last one plus the gap opens a new "
+                    "session here (the semantics, section 3.7)")
+        some = [s for s in self.steps.values() if s.event.status == "late" and s.dropped
+                and self.shape.window is not None and self.shape.window.kind == "HOP"]
+        if some:
+            e = some[0].event
+            return (f"this query rejected the {e.stream} row at {sqltime.show_time(e.rowtime, short=True)} "
+                    f"(step {e.step}) as late, into the error stream; Spark dropped it only from the windows "
+                    f"its watermark had closed and counted it in the others")
         return "this query has not released it (yet)"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .expr import Expr
+from .expr import Call, Col, Expr, Lit, Rowtime
 from .types import SqlType
 
 
@@ -412,3 +412,120 @@ class CatalogReader:
 
     def resolve(self, name: str) -> StreamInfo | TableInfo | ViewInfo | PumpInfo | None:
         raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- window shapes
+
+WINDOW_COLUMNS = ("WINDOW_START", "WINDOW_END", "WINDOW_TIME")
+
+
+@dataclass(frozen=True)
+class WindowShape:
+    """Where a row's windows are (the semantics, section 3.7), all in milliseconds: ``kind`` is
+    TUMBLE (``size``), HOP (windows of ``size`` starting every ``slide``), CUMULATE (periods of
+    ``size``, windows growing by ``slide``, the step) or SESSION (``gap``); ``offset`` moves the
+    epoch-aligned starts (0 <= offset < slide)."""
+    kind: str
+    size: int = 0
+    slide: int = 0
+    offset: int = 0
+    gap: int = 0
+
+    @property
+    def is_session(self) -> bool:
+        return self.kind == "SESSION"
+
+
+@dataclass(eq=False)
+class WindowTable(Node):
+    """A window table function (TUMBLE, HOP, CUMULATE, SESSION in FROM): each input row once per
+    window it falls in, with ``WINDOW_START``, ``WINDOW_END`` and ``WINDOW_TIME`` appended, stamped
+    with the window's end and released when the input clock reaches it. ``partition``: a
+    session's keys (over the input row)."""
+    input: Node
+    shape: WindowShape
+    partition: list[Expr]
+    fields: list[Field]
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+    def rowtime_columns(self) -> dict:
+        """``{column: its value as an expression of the output rowtime}``: WINDOW_END is the
+        rowtime (rows are stamped with their window's end), WINDOW_TIME the rowtime minus 1 ms."""
+        n = len(self.input.fields)
+        return {n + 1: Rowtime(0), n + 2: _minus_ms(Rowtime(0))}
+
+
+@dataclass(eq=False)
+class WindowAggregate(Node):
+    """Aggregation per window: Calcite's group windows (GROUP BY TUMBLE/HOP/SESSION) and a window
+    table function's ``GROUP BY window_start, window_end, ...``. ``keys`` and the aggregates'
+    arguments are over the *windowed row*: the input tuple followed by the window's start, end
+    and time (``Col(n)``, ``Col(n + 1)``, ``Col(n + 2)``), with ``Rowtime(0)`` the input row's
+    rowtime; ``window_keys`` says which keys are window columns (key index -> 0, 1 or 2), the
+    other keys may not use them. Output tuple: key values then aggregate values, one row per
+    (window, key values) that has rows, stamped with the window's ``stamp``: ``end`` (the
+    default), ``start`` or ``time`` (end minus 1 ms). ``partition``: a session's keys."""
+    input: Node
+    shape: WindowShape
+    partition: list[Expr]
+    keys: list[Expr]
+    window_keys: dict
+    aggs: list[AggCall]
+    fields: list[Field]
+    stamp: str = "end"
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+    def rowtime_columns(self) -> dict:
+        """The window keys that are functions of the output rowtime (the one it is stamped with)."""
+        kind = {"start": 0, "end": 1, "time": 2}[self.stamp]
+        out = {}
+        for i, w in self.window_keys.items():
+            if w == kind:
+                out[i] = Rowtime(0)
+            elif kind == 1 and w == 2:
+                out[i] = _minus_ms(Rowtime(0))
+        return out
+
+
+RANK_FUNCTIONS = ("ROW_NUMBER", "RANK", "DENSE_RANK")
+
+
+@dataclass(eq=False)
+class Rank(Node):
+    """ROW_NUMBER, RANK or DENSE_RANK over a partition that a window or a monotonic period ends
+    (window Top-N and deduplication, the semantics, section 3.7): the rows of a partition are
+    numbered by ``order`` once it is complete and released stamped with its end. ``partition``
+    holds the time key at ``time_key`` (a monotonic function of the input's rowtime; with
+    ``window_end`` the input's rowtime is a window's end, which is then the stamp). ``limit``
+    keeps only the rows numbered at most that. Output tuple: the input tuple, then the number."""
+    input: Node
+    fn: str
+    partition: list[Expr]
+    time_key: int
+    order: list[SortKey]
+    fields: list[Field]
+    window_end: bool = False
+    limit: int | None = None
+    is_stream: bool = True
+
+    def inputs(self):
+        return [self.input]
+
+    def rowtime_columns(self) -> dict:
+        """Over a window's rows, its time key column is the rowtime (every row of a partition is
+        stamped with it)."""
+        key = self.partition[self.time_key]
+        return {key.index: Rowtime(0)} if self.window_end and isinstance(key, Col) else {}
+
+
+def _minus_ms(e: Expr) -> Expr:
+    from . import time as sqltime
+    from .types import SqlType
+    one = Lit(sqltime.Interval(0, 1), SqlType("INTERVAL", nullable=False))
+    return Call("-", (e, one), SqlType("TIMESTAMP", nullable=False))

@@ -1,10 +1,11 @@
 """What a query's operators hold open after the last traced step, as table rows: each GROUP BY
-group with its aggregates so far and the clock that will close it, each OVER partition with the
-rows its frames still keep, each join side's kept rows. Read from the typed trace
+group with its aggregates so far and the clock that will close it, each open window of a window
+operator the same way, each OVER partition with the rows its frames still keep, each join side's
+kept rows. Read from the typed trace
 (``OperatorTrace.state``), never from its words, so both runtimes show the same."""
 from __future__ import annotations
 
-from ..engine.operators.describe import AggregateState, JoinState, WindowState
+from ..engine.operators.describe import AggregateState, JoinState, WindowsState, WindowState
 from ..engine.operators.window import window_groups
 from ..engine.expr import Col
 from ..engine.plan import Aggregate, Project, Window
@@ -112,6 +113,8 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
                              f"{p.rows} row{'s' if p.rows != 1 else ''} kept{since}"
                              + (f" for {used}" if used and len(groups) > 1 else ""),
                              "as rows leave the frame"])
+        elif isinstance(st, WindowsState):
+            rows += window_rows(op, st, source)
         elif isinstance(st, JoinState):
             for side, js in enumerate(st.sides):
                 if not js.kept:
@@ -121,6 +124,21 @@ def open_state_rows(q, rec=None) -> list[list[str]]:
                              f"rowtimes {ts(min(js.kept))} to {ts(max(js.kept))}",
                              f"the earliest when the other side passes {ts(min(js.kept) + js.preceding)}"])
     return rows
+
+
+def window_rows(op, st: WindowsState, source: str) -> list[list[str]]:
+    """The open windows of a window operator (the semantics, section 3.7): each with what it holds
+    so far and the clock that closes it."""
+    from ..engine.runtime.trace_records import window_text
+    out = []
+    for w in st.windows:
+        what = f"window {window_text(w.start, w.end)}" + (f" of {', '.join(w.labels)}" if w.labels else "")
+        held = ", ".join(f"{k} = {format_value(v)}" for k, v in w.partials) if w.partials else (
+            f"{w.rows} row{'s' if w.rows != 1 else ''}" if w.rows is not None else "")
+        out.append([op.operator, what, held, f"when {source} reaches {ts(w.end)}"])
+    if st.window_count > len(st.windows):
+        out.append([op.operator, f"and {st.window_count - len(st.windows)} more windows", "", ""])
+    return out
 
 
 def held_rows(q, rec=None) -> list[dict]:

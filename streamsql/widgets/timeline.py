@@ -29,6 +29,7 @@ from .render import ts
 from .static import StaticMixin, snapshot_html, spec_html
 from .openstate import held_rows
 from . import vega
+from .windowbands import NOT_A_BAND, band_layers, window_band_records, with_bands
 
 #: (what, colour) in legend order; ``what`` is the value of the records' ``what`` field
 KINDS = [
@@ -41,6 +42,7 @@ KINDS = [
     ("backwards bound", "#e7969c"),
     ("clock", "#000000"),
     ("kept row", "#bcbd22"),
+    ("window", "#c5b0d5"),             # a window operator's closed windows (windowbands.py)
     ("open window", "#9467bd"),
     ("released row", "#2ca02c"),
     ("held row", "#ff7f0e"),
@@ -57,6 +59,7 @@ MEANING = {
     "eclipsed bound": "eclipsed bound: says nothing new",
     "backwards bound": "backwards bound: refused",
     "kept row": "kept row: for partners to come",
+    "window": "window: closed, released",
     "rows (binned)": "rows (binned): counted per bin",
     "spark watermark": "spark watermark: the twin's, after a step",
     "spark row": "spark row: emitted by the twin",
@@ -208,6 +211,7 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
                     recs.append(_rec("open window", lane, part.first, t2=max(part.first, op.present),
                                      detail=f"partition {', '.join(map(format_value, part.partition))}: "
                                             f"{part.rows} rows in the frame"))
+    recs += window_band_records(q, ops, op_lanes, _rec)     # window operators' windows as bands
     for h in held_rows(q):
         lane = "output" if h["root"] else op_lanes[h["index"]]
         waits = "; ".join(h["waits_for"])
@@ -235,7 +239,7 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
                          detail=f"{e.name}: {e.message}", values=e.data_row))
     recs += native_records(q)
     recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
-    lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, recs)
+    lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, with_bands(recs))
     if any(r["lane"] == NATIVE_LANE for r in recs):
         lanes.append(NATIVE_LANE)
     return lanes, recs
@@ -376,7 +380,7 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
     # marks at the same lane and time are spread vertically, in record order
     spots: dict[tuple, list[dict]] = {}
     for r in recs:
-        if r["what"] not in ("open window", "rows (binned)"):
+        if r["what"] not in ("open window", "window", "rows (binned)"):
             spots.setdefault((r["lane"], r["t"]), []).append(r)
     for group in spots.values():
         n = min(len(group), STACK)
@@ -482,7 +486,9 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name=ZOOM)
     points = base.encode(yOffset=dy, opacity=faded)
     layers = [
-        only(base, "open window").mark_bar(opacity=0.3, height=16).encode(x2="t2:T").add_params(zoom),
+        only(base, "open window").transform_filter(NOT_A_BAND).mark_bar(opacity=0.3, height=16)
+            .encode(x2="t2:T").add_params(zoom),
+        *band_layers(only, base),
         only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
         only(points, "row", "released row").mark_circle(size=70),
         only(points, *refused).mark_point(shape="cross", size=110, filled=True),

@@ -193,3 +193,34 @@ def least(views: list, name: str):
     """The smallest non-None value of a total (with its order key ``(key, value)`` pairs)."""
     vals = [tot[name] for _its, tot in views if tot.get(name) is not None]
     return min(vals, key=lambda kv: kv[0])[1] if vals else None
+
+
+# --------------------------------------------------------------------------- window shapes (3.7)
+
+@dataclass(frozen=True)
+class OpenWindow:
+    """A window (or a session) that is still open: what it holds is released once the input clock
+    reaches ``end`` (a session's end moves on with each row: its last row plus the gap)."""
+    start: int
+    end: int
+    keys: tuple                          # grouping key values (a window table's: its session keys)
+    labels: tuple                        # the same, as the trace prints them
+    partials: tuple = ()                 # ((aggregate column, value so far), ...) of a window aggregate
+    rows: int | None = None              # rows it holds (a window table, a Top-N partition)
+
+
+@dataclass(frozen=True)
+class WindowsState:
+    """The open windows of a window operator (a window table function, a window aggregation, a
+    window Top-N), the earliest STATE_LIMIT by (end, start, keys)."""
+    shape: str                           # the shape in words ("HOP of 2 hours every 1 hour")
+    windows: tuple
+    window_count: int
+
+
+@dataclass(frozen=True)
+class WindowStillOpen:
+    """A window that ends at ``stamp`` is still open, or a later row can still open it."""
+    input: str
+    start: int | None                    # None: a window a later row would open
+    stamp: int

@@ -61,7 +61,11 @@ def resolve_time_expr(e: Expr, node) -> Expr | None:
     """
     from ..expr import columns_used
     from ..plan import Aggregate, Filter, Project, Window
+    from .windowkeys import window_time_expr
     while columns_used(e):
+        w = window_time_expr(e, node)
+        if w is not None:
+            return w
         if isinstance(node, Filter):
             node = node.input
         elif isinstance(node, Project) and node.rowtime is None:

@@ -39,6 +39,10 @@ def make_operator(node: Node, tables) -> Operator:
                 rows = list(t.rows) if t is not None else []
                 return (VersionLookupOp if node.versions is not None else LookupJoinOp)(node, rows, side)
         return TemporalJoinOp(node) if node.versions is not None else JoinOp(node)
+    from ..operators.windowops import window_operator
+    op = window_operator(node)
+    if op is not None:
+        return op
     from ..plan import Sort
     if isinstance(node, Sort) and node.is_stream:
         from ..operators.sort import make_sort_operator

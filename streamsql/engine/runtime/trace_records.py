@@ -34,6 +34,8 @@ class Wait:
     frontier: int | None = None
     reason: Any = None
     operator: str = ""
+    #: the window the held row belongs to, ``(start, end)`` (a window operator's rows), for the words
+    window: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -80,9 +82,11 @@ class StepTrace:
 
 # --------------------------------------------------------------------------- building
 
-def held_row(op_name: str, names, clocks, future: int, stamp: int, values: tuple, reason) -> HeldRow:
-    """A held row with its waits (the semantics, section 3, rules 1 and 2)."""
-    waits = [Wait(n, stamp, clock=ck) for n, ck in zip(names, clocks) if ck < stamp]
+def held_row(op_name: str, names, clocks, future: int, stamp: int, values: tuple, reason,
+             window: tuple | None = None) -> HeldRow:
+    """A held row with its waits (the semantics, section 3, rules 1 and 2); ``window``: the window
+    it belongs to, ``(start, end)``, when the operator says (a window table function's rows)."""
+    waits = [Wait(n, stamp, clock=ck, window=window) for n, ck in zip(names, clocks) if ck < stamp]
     if stamp > future:
         waits.append(Wait(None, stamp, frontier=future, reason=reason, operator=op_name))
     return HeldRow(stamp, tuple(values), tuple(waits))
@@ -95,7 +99,9 @@ def operator_trace(op, name: str, names, clocks, future: int, held: list, held_c
     reason = None
     if any(s > future for s, _v in held) and op is not None:
         reason = op.frontier_reason(state, clocks, names)
-    rows = tuple(held_row(name, names, clocks, future, s, v, reason) for s, v in held)
+    window_of = getattr(op, "held_window", None)
+    rows = tuple(held_row(name, names, clocks, future, s, v, reason,
+                          window_of(tuple(v)) if window_of is not None else None) for s, v in held)
     return OperatorTrace(name, tuple(names), tuple(clocks), present, future, min(future, lowest), rows,
                          held_count, state)
 
@@ -104,6 +110,22 @@ def operator_trace(op, name: str, names, clocks, future: int, held: list, held_c
 
 def _t(t: int) -> str:
     return sqltime.format_timestamp(t)
+
+
+def window_text(start: int, end: int) -> str:
+    """A window as people read it: ``10:00-11:00`` within a day, else with the dates."""
+    if sqltime.day_of(start) == sqltime.day_of(end - 1) and end - start < sqltime.DAY:
+        return f"{sqltime.show_time(start, short=True)}-{sqltime.show_time(end, short=True)}"
+    return f"{_t(start)} to {_t(end)}"
+
+
+def _near(t: int | None, ref: int) -> str:
+    """``t`` as the time of day when it is on ``ref``'s day (or the midnight after it), else in full."""
+    if t is None or t <= sqltime.NO_TIME or t >= sqltime.END_OF_TIME:
+        return sqltime.show_time(t)
+    if sqltime.day_of(ref) <= t <= sqltime.day_of(ref) + sqltime.DAY:
+        return sqltime.show_time(t, short=True)
+    return _t(t)
 
 
 def _clamped(t: int) -> str:
@@ -129,6 +151,11 @@ def describe_reason(r) -> str:
         when = ("until the input clock reaches " + _t(r.complete_at) if r.complete_at is not None
                 else "until a row with a later leading ORDER BY value arrives")
         return f"the ORDER BY holds {r.rows} row{'s' if r.rows != 1 else ''} from {_t(r.earliest)} ({when})"
+    elif isinstance(r, D.WindowStillOpen):
+        if r.start is not None:
+            return (f"the window {window_text(r.start, r.stamp)} is still open: it closes when {r.input}'s clock "
+                    f"reaches {_near(r.stamp, r.start)}")
+        return f"a later {r.input} row can still open a window that ends at {_clamped(r.stamp)}"
     elif isinstance(r, D.TSortNoRowYet):
         return "the T-sort has seen no row yet, so any ts can still come"
     elif isinstance(r, D.TSortWithin):
@@ -143,6 +170,9 @@ def describe_wait(w: Wait) -> str:
     """What a held row waits for, in words ("ORDERS clock must reach ... (now ...)")."""
     if w.input is not None:
         now = _t(w.clock) if w.clock is not None and w.clock > sqltime.NO_TIME else "none"
+        if w.window is not None:
+            return (f"the window {window_text(*w.window)} closes when {w.input}'s clock reaches "
+                    f"{_near(w.time, w.window[0])}; the clock is {_near(w.clock, w.window[0])}")
         return f"{w.input} clock must reach {_t(w.time)} (now {now})"
     if w.reason is not None:
         return describe_reason(w.reason)

@@ -9,6 +9,8 @@ Extensions (all hooks of sqlglot's parser, no second parser):
   in either order, frames with the positions of PRECEDING/FOLLOWING, and windows on FROM items
   (``Orders OVER (RANGE ...) AS o``);
 - ``ORDER BY ... WITHIN interval`` (T-sort);
+- window table functions in FROM (``TABLE(TUMBLE(TABLE s, DESCRIPTOR(ROWTIME), ...))``) and
+  Calcite's ``SESSION(...)`` group window (:mod:`.window_tvf`);
 - CREATE [OR REPLACE] STREAM / FOREIGN STREAM / TABLE / VIEW / PUMP, DROP, ALTER PUMP
   (:mod:`.ddl_parser`).
 Every node the parser builds records the character offsets of its first and last token
@@ -30,6 +32,7 @@ from .ddl_parser import DdlRules
 from .planned import unparsed_construct
 from .script import skip_blank
 from .source import Source, start_of
+from . import window_tvf
 
 
 class ParseFailure(ParseError):
@@ -74,12 +77,14 @@ _NOT_STREAM_FOLLOWERS = {TokenType.COMMA, TokenType.FROM, TokenType.DOT, TokenTy
                          TokenType.R_PAREN}
 
 
-class StreamParser(DdlRules, BaseParser):
+class StreamParser(window_tvf.WindowTvfRules, DdlRules, BaseParser):
     FUNCTION_PARSERS = {
         **BaseParser.FUNCTION_PARSERS,
         "STEP": lambda self: self._parse_step(),
         "CEILING": lambda self: self._parse_ceil_floor(exp.Ceil),
+        **window_tvf.FUNCTION_PARSERS,
     }
+    FUNC_TOKENS = BaseParser.FUNC_TOKENS | window_tvf.FUNC_TOKENS
 
     TYPE_LITERAL_PARSERS = {
         **BaseParser.TYPE_LITERAL_PARSERS,

@@ -632,7 +632,9 @@ def _unsupported(message: str):
 
 
 def _anonymous(node, ctx):
-    raise ctx.source.error(f"Unknown function {func_name(node, ctx.source)}", node)
+    from .window_names import unknown_function
+    name = func_name(node, ctx.source)
+    raise ctx.source.error(unknown_function(name) or f"Unknown function {name}", node)
 
 
 _HANDLERS = {

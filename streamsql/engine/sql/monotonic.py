@@ -21,7 +21,8 @@ def monotonic_columns(node: Node) -> set[int]:
         return {i for i in monotonic_columns(node.input) if i < n}
     if isinstance(node, Aggregate) and node.time_key is not None:
         return {node.time_key}
-    return set()
+    window_columns = getattr(node, "rowtime_columns", None)     # window operators (plan.py)
+    return set(window_columns()) if window_columns is not None else set()
 
 
 def is_increasing(e: Expr, node: Node | None) -> bool:

@@ -25,6 +25,8 @@ from .planned import check as check_planned
 from .source import Source, start_of
 from .temporal import plan_versions, refuse_outside_join, version_of
 from .windows import join_window
+from . import group_windows
+from .window_tvf import WindowTvf, plan_window_table
 
 
 @dataclass
@@ -168,6 +170,14 @@ def plan_item(ast: exp.Expr, env: Env, mode: str) -> Item:
     if isinstance(ast, exp.Subquery):
         r = plan_query(ast.this, env, mode)
         return _from_result(r, alias, names, window, ast, source)
+    if isinstance(ast, WindowTvf):
+        if window is not None:
+            raise source.error("A window table function takes no OVER: its rows are windowed already", window)
+        node = plan_window_table(ast, env, mode, plan_item)
+        fields = _rename(list(node.fields), names, source, ast)
+        if names is not None:
+            node = _renamed(node, fields)
+        return Item(node, alias, fields, True, True, ast)
     if isinstance(ast, exp.Values):
         node, at = plan_values(ast, env, names)
         # a relation; a streaming query that needs a stream reports "Cannot stream VALUES" at ``at``
@@ -327,10 +337,13 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
             lw = join_window(left_window, named, ctx_plain) if left_window is not None else None
             rw = join_window(right_window, named, ctx_plain) if right_window is not None else None
             if lw is None and rw is None:
-                raise source.error(
-                    "A join of two streams needs a window (OVER (RANGE INTERVAL ... PRECEDING or "
-                    "FOLLOWING)) on at least one side; without one it would need unbounded memory",
-                    at_join)
+                # two window table functions (or window aggregations): rows of the same window meet
+                windowed = group_windows.window_output(left_node) and group_windows.window_output(right_node)
+                if not windowed:
+                    raise source.error(
+                        "A join of two streams needs a window (OVER (RANGE INTERVAL ... PRECEDING or "
+                        "FOLLOWING)) on at least one side, or two window table functions joined on their "
+                        "windows; without one it would need unbounded memory", at_join)
             lw = lw or JoinWindow(0, 0)
             rw = rw or JoinWindow(0, 0)
         elif (left_window is not None or right_window is not None) and not left_stream and not it.is_stream \
@@ -356,6 +369,8 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
                         "or an outer join that keeps the stream's rows)", at_join)
 
         equi, residual = [], None
+        windowed = left_stream and it.is_stream and lw == rw == JoinWindow(0, 0) and left_window is None \
+            and right_window is None
         on = j.args.get("on")
         if on is not None:
             cond = translate(on, Ctx(on_scope, source, "ON"))
@@ -365,6 +380,8 @@ def plan_from(select: exp.Select, env: Env, mode: str, named: dict, needed: set[
                 if not a.type.same_kind(b.type):
                     raise source.error(f"Cannot apply '=' to arguments of type {tname(a.type)} and "
                                        f"{tname(b.type)}", on)
+        if windowed:
+            group_windows.check_window_join(equi, left_node, right_node, source, on if on is not None else at_join)
         is_stream = left_stream or it.is_stream
         fields = list(left_node.fields) + list(right_node.fields)
         left_node = Join(left_node, right_node, kind, lw, rw, equi, residual, fields, is_stream=is_stream,

@@ -17,7 +17,7 @@ from ..errors import SqlError
 from ..expr import INCREASING, Col, Expr, Rowtime, monotonicity, remap
 from ..plan import Aggregate, Field, Filter, Node, Project, Query, Sort, SortKey, Union, Values, Window
 from ..types import common_type
-from . import nodes as N
+from . import group_windows, nodes as N, window_rank
 from .aggregates import Grouping, contains_aggregate
 from .context import AUTO, RELATIONAL, CteDef, Env, Origin, QueryResult, Reads
 from .expressions import (Ctx, cast, constant_value, is_constant, require_boolean, same_expr, tname,
@@ -270,6 +270,7 @@ def _plan_select(sel: exp.Select, env: Env, mode: str, overrides) -> QueryResult
         cond = translate(where.this, Ctx(scope, source, "WHERE"))
         require_boolean(cond, source, "WHERE clause", where.this)
         node = Filter(node, cond, list(node.fields), is_stream=stream)
+        window_rank.push_limit(node)        # WHERE rn <= N over a Top-N: it keeps no more
 
     items = _items(sel, scope, source, overrides)
     group, having = sel.args.get("group"), sel.args.get("having")
@@ -312,7 +313,9 @@ def _plan_plain(sel, env: Env, fr: FromResult, node: Node, items, named) -> Quer
         exprs.append(e)
         fields.append(_column(it, e, source))
         at.append(start_of(it.at))
-    if collector.calls:
+    if collector.ranks:         # ROW_NUMBER, RANK, DENSE_RANK over a window or a period
+        node = window_rank.rank_node(node, collector, stream, source)
+    elif collector.calls:
         calls = list(collector.calls)
         wfields = list(node.fields) + [Field(f"$W{j}", c.agg.type) for j, c in enumerate(calls)]
         node = Window(node, calls, wfields, is_stream=stream)
@@ -410,19 +413,27 @@ def _plan_aggregate(sel, env: Env, fr: FromResult, node: Node, items, select_kw)
             raise source.error("GROUP BY ALL is not supported", group)
         keys_ast = group.expressions
     in_ctx = Ctx(scope, source, "GROUP BY")
-    keys = [translate(k, in_ctx) for k in keys_ast]
+    gw = group_windows.find(keys_ast, node, scope, source) if stream else None
+    if gw is None and not stream and any(group_windows.is_window_call(k) for k in keys_ast):
+        raise source.error("Group windows (TUMBLE, HOP, SESSION in GROUP BY) need a stream: use SELECT STREAM",
+                           next(k for k in keys_ast if group_windows.is_window_call(k)))
+    if gw is not None:          # Calcite's group window: its input windowed, its start and end the first keys
+        node, keys = gw.node, gw.keys
+    else:
+        keys = [translate(k, in_ctx) for k in keys_ast]
     mono = [i for i, k in enumerate(keys) if is_increasing(k, node)]
     if stream and not mono:
         raise source.error("Streaming aggregation requires at least one monotonic expression in GROUP BY clause",
                            group if group is not None else (select_kw if select_kw is not None else sel))
     time_key = mono[0] if mono else None
     has_rowtime = fr.has_rowtime and time_key is not None
-    grouping = Grouping(keys, Ctx(scope, source, "SELECT"))
+    grouping = (group_windows.WindowGrouping(keys, Ctx(scope, source, "SELECT"), gw) if gw is not None
+                else Grouping(keys, Ctx(scope, source, "SELECT")))
     actx = Ctx(scope, source, "SELECT", grouping=grouping)
 
     exprs, fields, at = [], [], []
     rowtime_col = stamp = None
-    stamp_expr = None
+    stamp_expr = rowtime_at = None
     for it in items:
         if it.ast is not None and isinstance(it.ast, N.Over):
             raise source.error("Windowed aggregation (OVER) cannot be combined with GROUP BY "
@@ -433,10 +444,11 @@ def _plan_aggregate(sel, env: Env, fr: FromResult, node: Node, items, select_kw)
                 raise source.error("ROWTIME appears more than once in the select list", it.at)
             rowtime_col = len(fields)
             if not bare:
+                rowtime_at = it.ast
                 e = translate(it.ast, actx)
                 _check_rowtime_type(e, source, it.ast)
                 over_rowtime = remap(e, cols=lambda c: Rowtime(0) if c.index == time_key else c)
-                if not _monotonic_rowtime(over_rowtime):
+                if not _monotonic_rowtime(over_rowtime) and not group_windows.is_window_stamp(e, keys, node):
                     raise source.error(MONOTONIC_ROWTIME, it.ast)
                 stamp = stamp_expr = e
             continue
@@ -469,6 +481,8 @@ def _plan_aggregate(sel, env: Env, fr: FromResult, node: Node, items, select_kw)
 
     agg = Aggregate(node, keys, time_key, list(grouping.aggs), grouping.fields(), stamp=stamp,
                     is_stream=stream)
+    if stream:                  # a window's groups: one window aggregation (group_windows.py)
+        agg = group_windows.window_aggregate(agg, gw, source, rowtime_at if rowtime_at is not None else sel)
     top: Node = agg
     if cond is not None:
         top = Filter(agg, cond, list(agg.fields), is_stream=stream)

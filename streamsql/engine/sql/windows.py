@@ -210,6 +210,10 @@ class WindowCollector:
         self.input_ctx = input_ctx
         self.named = named
         self.calls: list[WindowCall] = []
+        self.ranks: list = []            # ROW_NUMBER, RANK, DENSE_RANK (window_rank.py)
+
+    def resolved(self, ref: N.WindowRef) -> ResolvedWindow:
+        return resolve(ref, self.named, self.input_ctx)
 
     def spec(self, ref: N.WindowRef) -> WindowSpec:
         ctx = self.input_ctx
@@ -237,6 +241,9 @@ class WindowCollector:
         return e
 
     def add(self, node: N.Over, ctx: Ctx) -> Col:
+        from . import window_rank
+        if window_rank.is_ranking(node):
+            return window_rank.add(self, node, ctx)
         agg = aggregate_call(node.this, self.input_ctx.plain("the argument of an OVER aggregate"))
         spec = self.spec(node.args["window"])
         n = len(self.input_node.fields)

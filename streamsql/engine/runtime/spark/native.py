@@ -3,7 +3,8 @@
 Built from the logical plan (:class:`~streamsql.engine.native.NativeShape`), not from SQL text:
 each StreamScan is the twin's source filtered to its stream with ``withWatermark`` on its
 event time; WHERE and projections are the same expressions rendered by :mod:`.sqlgen` in their
-plain forms (no calculator-error checks: plain Spark has none); a GROUP BY is ``groupBy(window())``;
+plain forms (no calculator-error checks: plain Spark has none); a GROUP BY is ``groupBy(window())``,
+a window aggregation ``groupBy(window())`` (TUMBLE, HOP) or ``groupBy(session_window())`` (SESSION);
 a window join is an event-time interval join; UNION ALL is ``union``. It runs in append mode
 with Spark's default no-data micro-batches, so a batch that only moves the watermark runs as
 Spark would run it.
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from ...locks import engine_lock
 from ...native import NativeBatch, NativeEvent, NativeRow, NativeShape, NativeStep
-from ...plan import Aggregate, Filter, Join, Node, Project, StreamScan, Union
+from ...plan import Aggregate, Filter, Join, Node, Project, StreamScan, Union, WindowAggregate, WindowTable
 from ...types import arrow_type
 from .sqltext import spark_type_ddl
 from .wire import restore_value
@@ -143,6 +144,10 @@ class _Build:
             return reduce(lambda a, b: a.unionByName(b), parts)
         if isinstance(n, Aggregate):
             return self.aggregate(n)
+        if isinstance(n, WindowAggregate):
+            return self.window_aggregate(n)
+        if isinstance(n, WindowTable):
+            return self.window_table(n)
         if isinstance(n, Join):
             return self.join(n)
         raise ValueError(f"no native form for {type(n).__name__}")   # native_shape refused it already
@@ -168,6 +173,42 @@ class _Build:
             out.append(f"CAST({v} AS {spark_type_ddl(a.fields[j].type)}) AS c{j}")
         out += [f"CAST(v{m} AS {spark_type_ddl(a.fields[nk + m].type)}) AS c{nk + m}" for m in range(len(a.aggs))]
         return g.selectExpr(*out, "w.end AS rt")
+
+    def _window(self, sh):
+        """Spark's own window column for a shape (docs/semantics.md 3.7): ``window()`` for TUMBLE
+        and HOP (with its offset as ``startTime``), ``session_window()`` for SESSION."""
+        from pyspark.sql import functions as F
+        if sh.is_session:
+            return F.session_window("rt", f"{sh.gap} milliseconds")
+        return F.window("rt", f"{sh.size} milliseconds", f"{sh.slide} milliseconds", f"{sh.offset} milliseconds")
+
+    def window_aggregate(self, a: WindowAggregate):
+        """A window aggregation as ``groupBy(window(...) or session_window(...), keys)``."""
+        from pyspark.sql import functions as F
+        r = self.sql(lambda i: f"c{i}", lambda k: "unix_millis(rt)")
+        df = self.frame(a.input)
+        keys = [j for j in range(len(a.keys)) if j not in a.window_keys]
+        pre = [f"{r(a.keys[j])} AS k{j}" for j in keys]
+        pre += [f"{r(c.arg)} AS a{m}" for m, c in enumerate(a.aggs) if c.arg is not None]
+        df = df.selectExpr("*", *pre) if pre else df
+        aggs = [F.expr(f"{'count' if c.fn == 'COUNT' else c.fn.lower()}({'1' if c.arg is None else f'a{m}'})")
+                .alias(f"v{m}") for m, c in enumerate(a.aggs)]
+        g = df.groupBy(self._window(a.shape).alias("w"), *[F.col(f"k{j}") for j in keys]).agg(*aggs)
+        nk = len(a.keys)
+        part = {0: "unix_millis(w.start)", 1: "unix_millis(w.end)", 2: "unix_millis(w.end) - 1"}
+        out = [f"CAST({part[a.window_keys[j]] if j in a.window_keys else f'k{j}'} AS {spark_type_ddl(a.fields[j].type)}) "
+               f"AS c{j}" for j in range(nk)]
+        out += [f"CAST(v{m} AS {spark_type_ddl(a.fields[nk + m].type)}) AS c{nk + m}" for m in range(len(a.aggs))]
+        return g.selectExpr(*out, "w.end AS rt")
+
+    def window_table(self, t: WindowTable):
+        """A window table's rows: each row with its windows (a hop's ``window()`` gives a row per
+        window), stamped with the window's end; Spark emits them as it reads them."""
+        n = len(t.input.fields)
+        df = self.frame(t.input).selectExpr("*").withColumn("w", self._window(t.shape))
+        out = [f"c{i}" for i in range(n)]
+        out += [f"unix_millis(w.start) AS c{n}", f"unix_millis(w.end) AS c{n + 1}", f"unix_millis(w.end) - 1 AS c{n + 2}"]
+        return df.selectExpr(*out, "w.end AS rt")
 
     def join(self, j: Join):
         from pyspark.sql import functions as F

@@ -28,7 +28,7 @@ from functools import reduce
 from pathlib import Path
 
 from ...expr import Expr, monotonicity, NOT_MONOTONIC
-from ...plan import Aggregate, Join, Project, Query, Window
+from ...plan import Aggregate, Join, Project, Query, Rank, Window, WindowAggregate, WindowTable
 from ..plans import build_stages, make_operator, normalize, origin_stream, post_order, stream_inputs, trace_hosts
 from .failures import Branch, Failures
 from .framecode import FrameCode
@@ -55,6 +55,14 @@ def partition_exprs(node) -> list[list[Expr]]:
         common = [e for e in first if monotonicity(e) == NOT_MONOTONIC
                   and all(any(repr(e) == repr(x) for x in s.partition_by) for s in specs)]
         return [common]
+    if isinstance(node, WindowAggregate):        # a session's keys; else the keys but the window's
+        if node.shape.is_session:
+            return [list(node.partition)]
+        return [[k for i, k in enumerate(node.keys) if i not in node.window_keys and monotonicity(k) == NOT_MONOTONIC]]
+    if isinstance(node, WindowTable):            # a session's keys; other windows' rows in one bucket
+        return [list(node.partition)]
+    if isinstance(node, Rank):
+        return [[e for e in node.partition if monotonicity(e) == NOT_MONOTONIC and not _reads_window_end(node, e)]]
     if isinstance(node, Join):
         from ...plan import TableScan
         if isinstance(node.right, TableScan):
@@ -63,6 +71,11 @@ def partition_exprs(node) -> list[list[Expr]]:
             return [[r for _l, r in node.equi]]
         return [[l for l, _r in node.equi], [r for _l, r in node.equi]]
     return [[] for _ in stream_inputs(node)]
+
+
+def _reads_window_end(node: Rank, e: Expr) -> bool:
+    """A Rank's time key (its partition's period) picks no bucket: a partition is one period."""
+    return e is node.partition[node.time_key]
 
 
 def query_name(name: str, key: int) -> str:
@@ -115,7 +128,8 @@ class SparkQuery:
                             for s in streams]}
         # a query that is one GROUP BY over one stream pre-combines in the log source (precombine.py)
         first = stages[0]
-        scan = (isinstance(first.node, Aggregate) and precombine.scan_eligible(first.node, first, len(stages), len(streams))
+        scan = (isinstance(first.node, (Aggregate, WindowAggregate))
+                and precombine.scan_eligible(first.node, first, len(stages), len(streams))
                 and all(lf.stream is None for i in stages[-1].inputs for lf in i.leaves))
         if scan:
             spec["combine"] = precombine.scan_spec(first.node, buckets if any(partition_exprs(first.node)) else 1,
@@ -149,7 +163,7 @@ class SparkQuery:
                 pre = True
             else:
                 df = self._input_frame(st, src, outs, streams, cat)
-                pre = isinstance(st.node, Aggregate) and precombine.eligible(st.node, st)
+                pre = isinstance(st.node, (Aggregate, WindowAggregate)) and precombine.eligible(st.node, st)
                 df = self._bucketed(df, st, n_b)
                 if pre:
                     df = self._combined(df, st.node)
@@ -281,10 +295,11 @@ class SparkQuery:
         # with float sums, the input row of a big value (stepped as a row; NULL elsewhere)
         raw = [f"CASE WHEN {big} THEN {quote_ident(value_col(0, j))} END AS rv{j}"
                for j in range(len(node.input.fields))] if big else []
-        df = df.selectExpr(*precombine.COLUMNS, *[f"{r(k)} AS pk{m}" for m, k in enumerate(node.keys)], *args,
+        keys = precombine.group_keys(node)      # a window aggregation's: without its window columns
+        df = df.selectExpr(*precombine.COLUMNS, *[f"{r(k)} AS pk{m}" for m, k in enumerate(keys)], *args,
                            *[quote_ident(value_col(0, j)) for j in range(len(node.input.fields))] if big else [])
         if big:
-            df = df.selectExpr(*precombine.COLUMNS, *[f"pk{m}" for m in range(len(node.keys))],
+            df = df.selectExpr(*precombine.COLUMNS, *[f"pk{m}" for m in range(len(keys))],
                                *[f"pa{c}" for c in range(len(node.aggs))], *raw)
         schema = StructType(list(df.schema.fields) + [StructField("part", BinaryType())])
         return (df.mapInArrow(precombine.combiner(node, to_arrow_schema(schema)), schema)

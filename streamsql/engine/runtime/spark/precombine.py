@@ -52,7 +52,7 @@ from ...errors import StreamSqlError
 from ...functions.errors import show_value
 from ...operators.aggregate import AggregateOp, sum_kind
 from ...operators.base import encode_ints
-from ...plan import Aggregate
+from ...plan import Aggregate, WindowAggregate
 from ...types import DOUBLE
 from .statecodec import dumps as dump_state, loads as load_state
 from .framecode import FrameCode
@@ -88,6 +88,11 @@ def check_reach(accs, states, reach) -> None:
 def eligible(node: Aggregate, stage) -> bool:
     if os.environ.get(PRECOMBINE_ENV, "1") == "0":
         return False
+    if isinstance(node, WindowAggregate):       # a window aggregation: precombine_windows.py
+        from .precombine_windows import eligible as window_eligible, row_keys
+        if not window_eligible(node):
+            return False
+        node = Aggregate(node.input, row_keys(node), None, node.aggs, [])
     if node.distinct_rows or len(stage.inputs) != 1 or len(stage.inputs[0].leaves) != 1:
         return False
     if stage.inputs[0].leaves[0].stream is None:
@@ -138,6 +143,32 @@ class Partial:
 
     def __init__(self, end, keys, states, reach=None, row=None):
         self.end, self.keys, self.states, self.reach, self.row = end, keys, states, reach, row
+
+
+def precombined(op):
+    """The adapter the bucket host steps when the operator's rows are partials."""
+    from ...operators.windowagg import WindowAggOp
+    if isinstance(op, WindowAggOp):
+        from .precombine_windows import PrecombinedWindowAggregate
+        return PrecombinedWindowAggregate(op)
+    return PrecombinedAggregate(op)
+
+
+def combine_rows(node, op, rows: pa.Table, solo_from: int):
+    """Partials of ``rows`` for a GROUP BY or a window aggregation (``pk<m>``: the keys' values,
+    for a window aggregation the keys that are not window columns)."""
+    if isinstance(node, WindowAggregate):
+        from .precombine_windows import window_partials
+        return window_partials(node, rows, solo_from)
+    return partials(node, op, rows, solo_from)
+
+
+def group_keys(node) -> list:
+    """The keys a combiner reads values of (``pk<m>``): a window aggregation's without its window."""
+    if isinstance(node, WindowAggregate):
+        from .precombine_windows import row_keys
+        return row_keys(node)
+    return list(node.keys)
 
 
 class PrecombinedAggregate:
@@ -299,7 +330,8 @@ def float_sums(rows: pa.Table, keys: list[str], c: int) -> dict[tuple, int]:
 
 def combiner(node: Aggregate, schema: pa.Schema):
     """The ``mapInArrow`` function: rows -> one partial per (bucket, period end, keys)."""
-    op = AggregateOp(node)          # its period ends (several monotonic keys, sub-query columns)
+    # its period ends (several monotonic keys, sub-query columns); a window aggregation's: its windows
+    op = None if isinstance(node, WindowAggregate) else AggregateOp(node)
 
     def fn(batches):
         t = pa.Table.from_batches(list(batches))
@@ -314,7 +346,7 @@ def combiner(node: Aggregate, schema: pa.Schema):
             # the trace window, from the timeline records of this partition (each carries it)
             tls = rest.filter(pc.equal(rest.column("ev"), FrameCode.TIMELINE)).column("blob").to_pylist()
             solo = min((unpack_timeline(b)[3] for b in tls), default=NO_TRACE)
-            g, _keys = partials(node, op, rows, solo)
+            g, _keys = combine_rows(node, op, rows, solo)
             n = g.num_rows
             out = {}
             for f in schema:
@@ -341,7 +373,7 @@ def scan_eligible(node: Aggregate, stage, n_stages: int, n_streams: int) -> bool
     inp = stage.inputs[0]
     if inp.post or chain_fn(inp.leaves[0].chain) is None:
         return False
-    if not all(isinstance(k, Col) or is_time_key(k) for k in node.keys):
+    if not all(isinstance(k, Col) or is_time_key(k) for k in group_keys(node)):
         return False
     return all(a.arg is None or isinstance(a.arg, Col) for a in node.aggs)
 
@@ -408,10 +440,13 @@ class ScanCombiner:
         chain = load_state(spec["chain"].encode(), "the pre-combined scan's WHERE") if spec.get("chain") else []
         self.chain = chain_fn(chain) if chain else None
         self.width = len(chain[0].input.fields) if chain else 0     # the stream's columns, read by the chain
-        self.op = AggregateOp(self.node)
+        self.windows = isinstance(self.node, WindowAggregate)
+        self.op = None if self.windows else AggregateOp(self.node)
         self.floats = bool(float_calls(self.node))
-        # the keys that pick a bucket (the others are functions of ROWTIME)
-        self.hashed = [m for m, k in enumerate(self.node.keys) if monotonicity(k) == NOT_MONOTONIC]
+        self.keys = group_keys(self.node)
+        # the keys that pick a bucket (the others are functions of ROWTIME; a partial of a window
+        # aggregation has the window's start first)
+        self.hashed = [m + self.windows for m, k in enumerate(self.keys) if monotonicity(k) == NOT_MONOTONIC]
 
     def combine(self, step: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table,
                 solo_from: int = NO_TRACE) -> pa.Table:
@@ -424,7 +459,7 @@ class ScanCombiner:
         cols = {"bucket": pa.array(np.zeros(len(step), np.int32)), "step": pa.array(step, pa.int64()),
                 "sub": pa.array(sub, pa.int32()), "T": pa.array(rowtime, pa.int64()),
                 "ort": pa.array(rowtime, pa.int64())}
-        for m, k in enumerate(self.node.keys):
+        for m, k in enumerate(self.keys):
             cols[f"pk{m}"] = (values.column(f"c{k.index}") if isinstance(k, Col)
                               else pa.array(rowtime_map_array(k, rowtime), pa.int64()))
         for c, a in enumerate(self.node.aggs):
@@ -432,7 +467,7 @@ class ScanCombiner:
         if self.floats:     # the input row (the aggregate's), for big values stepped as rows
             for j in range(len(self.node.input.fields)):
                 cols[f"rv{j}"] = values.column(f"c{j}")
-        g, keys = partials(self.node, self.op, pa.table(cols), solo_from)
+        g, keys = combine_rows(self.node, self.op, pa.table(cols), solo_from)
         if self.buckets > 1:
             b = [zlib.crc32(repr(tuple(k[m] for m in self.hashed)).encode()) % self.buckets for k in keys]
             g = g.set_column(0, "bucket", pa.array(b, pa.int32()))

@@ -18,7 +18,7 @@ from .framecode import FrameCode
 from .frames import error_blob, frame_values, named_values, origins_of, value_col
 from .host import BucketState, FrontierState, run_bucket
 from .inputs import InputSpec, InputState, resolve_input
-from .precombine import Partial, PrecombinedAggregate
+from .precombine import Partial, precombined
 from .statecodec import dumps as dump_state, loads as load_state
 from .trace_assembly import bucket_trace, input_trace
 from .wire import pack, unpack
@@ -91,7 +91,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
             values.append([Partial(*unpack(p)) for p in usable["part"]])
         else:
             values.append(frame_values(usable, i, spec.input_fields[i]))
-    op = PrecombinedAggregate(st.op) if spec.precombined else st.op
+    op = precombined(st.op) if spec.precombined else st.op
     leaves = [rows["leaf"].to_numpy() for rows, _tl in resolved]
     streams = spec.leaf_streams or []
     run = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx],
