@@ -203,7 +203,7 @@ NAMED = [
     ("SELECT STREAM * FROM Orders QUALIFY units > 1", "QUALIFY is not supported", 29),
     ("SELECT STREAM * FROM Orders TABLESAMPLE BERNOULLI (10)", "TABLESAMPLE is not supported", 29),
     ("SELECT STREAM ROW_NUMBER() OVER (ORDER BY ROWTIME) AS n FROM Orders",
-     "Unsupported window function ROW_NUMBER (OVER takes COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE or LAST_VALUE)", 15),
+     "ROW_NUMBER on a stream needs a window or a monotonic period in PARTITION BY", 15),
     ("SELECT STREAM LAG(units) OVER (ORDER BY ROWTIME) AS n FROM Orders", "Unsupported window function LAG", 15),
     ("SELECT STREAM SUM(units) FILTER (WHERE units > 1) OVER (ROWS 2 PRECEDING) AS n FROM Orders",
      "FILTER (WHERE ...) on an aggregate is not supported", 26),

@@ -25,6 +25,7 @@ from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from . import nodes as N
+from .window_tvf import Descriptor, SessionCall, WindowTvf
 from .source import Source, start_of
 
 PLAN = "plan"
@@ -78,6 +79,11 @@ PLANNED: dict[type, dict[str, str]] = {
     N.Frame: _entry("start end", read="mode"),
     N.FrameBound: _entry("this", read="kind side"),
     N.NamedWindow: _entry("this body"),
+    exp.RowNumber: {}, exp.Rank: {}, exp.DenseRank: {},         # window Top-N (window_rank.py)
+    # ---------------------------------------------------------------- window shapes (window_tvf.py, group_windows.py)
+    WindowTvf: _entry("data descriptor expressions partition alias", read="this"),
+    Descriptor: _UNARY,
+    SessionCall: _entry("expressions"),
     # ---------------------------------------------------------------- expressions (expressions.py)
     exp.Literal: _entry(read="this is_string"),
     exp.Boolean: _entry(read="this"),
@@ -175,7 +181,7 @@ def _first_node(v):
 
 
 #: what OVER takes (windows.py): a refusal of another window function names them
-WINDOW_FUNCTIONS = "COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE or LAST_VALUE"
+WINDOW_FUNCTIONS = "COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, ROW_NUMBER, RANK or DENSE_RANK"
 
 
 def refusal(node: exp.Expr, key: str | None, source: Source, parent=None) -> tuple[str, object]:

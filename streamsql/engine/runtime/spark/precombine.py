@@ -51,6 +51,7 @@ from ...operators import exactsum
 from ...errors import StreamSqlError
 from ...functions.errors import show_value
 from ...operators.aggregate import AggregateOp, sum_kind
+from ...operators.windowshape import normalized, windows_array
 from ...operators.base import encode_ints
 from ...plan import Aggregate, WindowAggregate
 from ...types import DOUBLE
@@ -88,8 +89,7 @@ def check_reach(accs, states, reach) -> None:
 def eligible(node: Aggregate, stage) -> bool:
     if os.environ.get(PRECOMBINE_ENV, "1") == "0":
         return False
-    if isinstance(node, WindowAggregate):       # a window aggregation: precombine_windows.py
-        from .precombine_windows import eligible as window_eligible, row_keys
+    if isinstance(node, WindowAggregate):       # a window aggregation: see the window section below
         if not window_eligible(node):
             return False
         node = Aggregate(node.input, row_keys(node), None, node.aggs, [])
@@ -149,7 +149,6 @@ def precombined(op):
     """The adapter the bucket host steps when the operator's rows are partials."""
     from ...operators.windowagg import WindowAggOp
     if isinstance(op, WindowAggOp):
-        from .precombine_windows import PrecombinedWindowAggregate
         return PrecombinedWindowAggregate(op)
     return PrecombinedAggregate(op)
 
@@ -158,7 +157,6 @@ def combine_rows(node, op, rows: pa.Table, solo_from: int):
     """Partials of ``rows`` for a GROUP BY or a window aggregation (``pk<m>``: the keys' values,
     for a window aggregation the keys that are not window columns)."""
     if isinstance(node, WindowAggregate):
-        from .precombine_windows import window_partials
         return window_partials(node, rows, solo_from)
     return partials(node, op, rows, solo_from)
 
@@ -166,7 +164,6 @@ def combine_rows(node, op, rows: pa.Table, solo_from: int):
 def group_keys(node) -> list:
     """The keys a combiner reads values of (``pk<m>``): a window aggregation's without its window."""
     if isinstance(node, WindowAggregate):
-        from .precombine_windows import row_keys
         return row_keys(node)
     return list(node.keys)
 
@@ -472,3 +469,75 @@ class ScanCombiner:
             b = [zlib.crc32(repr(tuple(k[m] for m in self.hashed)).encode()) % self.buckets for k in keys]
             g = g.set_column(0, "bucket", pa.array(b, pa.int32()))
         return g
+
+
+# --------------------------------------------------------------------------- window aggregations
+# Pre-combining a window aggregation (the semantics, section 3.7) before the state store, as
+# ``precombine.py`` does for a GROUP BY: a window only accumulates rows until the input clock
+# reaches its end, and a row of it can never come after that, so the rows of one micro-batch can
+# be summed per (bucket, window, key values) first. Each row is expanded into its windows
+# (``windowshape.windows_array``: a hop's or a cumulating window's row into several), then the
+# GROUP BY's combiner (``precombine.partials``) groups them by window start and end and the other
+# keys. A partial enters the operator at the step of its first row, which changes nothing (the
+# window completes later, and a window aggregation's frontier does not depend on what it holds).
+#
+# Used where every row is sure to be accepted (``precombine.eligible``), without float SUM/AVG (their
+# big values are stepped as rows, once per row, not once per window) and without sessions (whose
+# windows depend on the rows before them); those are stepped row by row.
+
+def window_eligible(node: WindowAggregate) -> bool:
+    return not node.shape.is_session and not float_calls(node)
+
+
+class _Keys:
+    """The GROUP BY combiner's view of a window aggregation: its keys are the window's start and
+    the keys that are not window columns, its period ends the rows' window ends."""
+
+    def __init__(self, node: WindowAggregate):
+        self.keys = [None] + [k for i, k in enumerate(node.keys) if i not in node.window_keys]
+        self.aggs = node.aggs
+        self.input = node.input
+        self.distinct_rows = False
+
+    @staticmethod
+    def period_end_array(t):
+        return np.asarray(t, dtype=np.int64)      # ``ort`` holds the window's end already
+
+
+def row_keys(node: WindowAggregate) -> list:
+    """The grouping keys that are not window columns (what a partial's rows must agree on)."""
+    return [k for i, k in enumerate(node.keys) if i not in node.window_keys]
+
+
+def window_partials(node: WindowAggregate, rows: pa.Table, solo_from: int) -> tuple[pa.Table, list[tuple]]:
+    """One partial per (bucket, window, key values) of ``rows`` (``pk<m>``: the row keys' values,
+    ``pa<c>`` the arguments; ``ort`` the rowtimes): ``precombine.partials`` over the rows expanded
+    into their windows, each partial's keys being ``(window start,) + key values``."""
+    t = rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64)
+    idx, start, end = windows_array(normalized(node.shape), t)
+    rows = rows.take(pa.array(idx))
+    rows = rows.set_column(rows.column_names.index("ort"), "ort", pa.array(end, pa.int64()))
+    nk = len(row_keys(node))
+    cols = {name: rows.column(name) for name in rows.column_names if not name.startswith("pk")}
+    cols["pk0"] = pa.array(start, pa.int64())
+    for m in range(nk):
+        cols[f"pk{m + 1}"] = rows.column(f"pk{m}")
+    return partials(_Keys(node), _Keys(node), pa.table(cols), solo_from)
+
+
+class PrecombinedWindowAggregate:
+    """Adapter the bucket host steps instead of a window aggregation when its rows are partials."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def __getattr__(self, name):
+        return getattr(self.op, name)
+
+    def on_row(self, ch, step, rowtime, row, clocks, arrival):
+        if isinstance(row, Partial):
+            if row.row is None:
+                self.op.add_partial(row.keys[0], row.end, (), tuple(row.keys[1:]), row.states)
+                return []
+            row = row.row
+        return self.op.on_row(ch, step, rowtime, row, clocks, arrival)
