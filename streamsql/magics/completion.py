@@ -434,6 +434,8 @@ def make_matcher(magics):
     def streamsql_matcher(context):
         none = {"completions": [], "suppress": False}
         try:
+            from .warmup import imports_ready
+            imports_ready()         # the engine's names come from modules imported in the background
             found = _complete(context, magics)
         except Exception:   # completion must never disturb the session
             return none

@@ -7,9 +7,6 @@ import logging
 import sys
 from pathlib import Path
 
-from ..engine.workbench import Workbench
-from ..engine.workspace import clear_workspace
-
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -26,12 +23,15 @@ class KernelWorkbench:
         return self._wb is not None
 
     @property
-    def wb(self) -> Workbench:
+    def wb(self):
         if self._wb is None:
             self._wb = self._open()
         return self._wb
 
-    def _open(self) -> Workbench:
+    def _open(self):
+        from .warmup import imports_ready
+        imports_ready()
+        from ..engine.workbench import Workbench     # imported in the background since %load_ext
         s = self.settings
         wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets,
                        remote=s.remote or None)
@@ -90,6 +90,7 @@ class KernelWorkbench:
         if configured:
             p = Path(configured).expanduser().resolve()
             if (p / "catalog.json").exists():
+                from ..engine.workspace import clear_workspace
                 clear_workspace(p)      # refused while another process writes it
         wb = self.wb
         where = str(wb.path) if configured else "a temporary directory"

@@ -16,21 +16,10 @@ from .injector import Injector
 from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
 from .scrubber import StepScrubber
+from .sources import SESSION_QUERY_SOURCES, session_queries  # noqa: F401 (the magics' hook, re-exported)
 from .steps import StepTable
 from .timeline import TimelineView, timeline_summary
 from . import vega
-
-
-#: functions giving this session's continuous queries by name: the magics add theirs when loaded
-#: (the widgets sit below the magics, so they are told rather than importing them)
-SESSION_QUERY_SOURCES: list = []
-
-
-def session_queries() -> dict:
-    out: dict = {}
-    for f in SESSION_QUERY_SOURCES:
-        out.update(f())
-    return out
 
 
 def _section(title: str) -> str:

@@ -101,6 +101,18 @@ def query_key(q) -> tuple:
             steps[-1] if steps else None, inputs_key(q))
 
 
+def nothing_yet(q) -> bool:
+    """Whether a query has nothing to show but its start: no row, no event since it started and
+    no clock on its inputs. Its first micro-batch (a second or two on Spark) can change nothing
+    its rows and status show, so the view of a query just started is shown without waiting for it
+    (the cell's next statement, an INSERT, then goes into that first batch)."""
+    try:
+        return (not q.rows and q.wb.runtime.caught_up(q)
+                and all(q.wb.clock(s) is None for s in q.plan.streams))
+    except Exception:       # a dropped stream, a runtime closing: wait as for any query
+        return False
+
+
 def settled(q, timeout: float = 120) -> None:
     """Let a running query catch up with every event so far (errors show in its status)."""
     if q.running:
@@ -239,7 +251,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
     def refresh(self, wait: bool = False) -> None:
         """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
         every event injected so far (a display in a cell, never a click or a callback)."""
-        if wait and self.q.running:
+        if wait and self.q.running and not nothing_yet(self.q):
             try:
                 self.q.wait(120)
             except Exception:
