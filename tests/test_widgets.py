@@ -695,8 +695,7 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     ui.tabs.selected_index = 1
     ui.scrubber.slider.value = 3
     redrawn()
-    assert ui.steps.highlight == 3 and '<tr class="at-step"><td style="border:1px solid #ccc;padding:2px 6px;' \
-        'text-align:left;white-space:pre">3</td>' in ui.steps.steps_html.value
+    assert ui.steps.highlight == 3 and re.search(r'<tr class="at-step"><td style="[^"]*">3</td>', ui.steps.steps_html.value)
     assert ui.steps.steps_html.value.count('class="at-step"') == 1
     assert "at-step" not in "".join(ui.steps.static_parts())
     # and the timeline marks it on its step axis (not when the scrubber is at the last step)
@@ -743,8 +742,8 @@ def test_calculator_errors_are_wrapped_in_the_error_colour_and_marked_in_the_ste
     wb_local.insert("S", {"a": 6, "b": 2}, rowtime="2006-10-10 10:00:00")
     wb_local.insert("S", {"a": 1, "b": 0}, rowtime="10:05")
     v = QueryView(q)
-    assert '<td colspan="3" style="border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:normal;' \
-           'color:#b00020;max-width:48em">x DIVISION_BY_ZERO:' in v.table.value
+    assert re.search(r'<td colspan="3" style="[^"]*white-space:normal;color:#b00020[^"]*">x DIVISION_BY_ZERO:',
+                     v.table.value)
     t = query_step_table(q)
     assert t[1][-1] == "10:00 6 3 2"
     assert t[2][-1] == "✗ 10:05 DIVISION_BY_ZERO"

@@ -213,10 +213,10 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
         out = []
         if held:
             out.append(f"<div class='streamsql-held-title' style='font-size:12px'><b>Held {after}, and what each "
-                       f"waits for</b></div>" + html_table(HELD_HEADER, held, "streamsql-held"))
+                       f"waits for</b></div>" + html_table(HELD_HEADER, held, "streamsql-held", sticky=True))
         if rows:
             out.append(f"<div class='streamsql-open-title' style='font-size:12px'><b>{title}</b></div>"
-                       + html_table(OPEN_HEADER, rows, "streamsql-open"))
+                       + html_table(OPEN_HEADER, rows, "streamsql-open", sticky=True))
         return "".join(out)
 
     def _footer(self, shown: int, total: int) -> str | None:
