@@ -542,26 +542,42 @@ def test_timeline_spreads_marks_names_backwards_bounds_and_bins_loaded_rows(wb_l
     assert len(drawn) == 500 and drawn[-1]["step"] == 603 and drawn[-1]["values"] == "X=599"
     bins = [r for r in recs if r["what"] == "rows (binned)"]
     assert sum(int(r["detail"].split()[0]) for r in bins) == 602           # every row, the inserted two too
-    # one label per spot, drawn only where it clears its neighbours at the zoom shown: at the full
-    # ten minutes (640 px) none of the one-second-apart labels fits; zoomed in 50 times, they do
-    full = 640 / 600_000
-    assert not [r for r in recs if label_fits(r, full) and r["what"] == "row"]
-    assert_no_label_overlaps(recs, full)
+    # one label per spot, drawn only from the zoom where it clears every mark and every other label
+    # drawn with it: at the full ten minutes (640 px) few of the one-second-apart labels are, and
+    # none overlaps; zoomed in 50 times, most are, and still none overlaps
+    full = 592 / 600_000
+    few = [r for r in recs if label_fits(r, full) and r["what"] == "row"]
+    assert_no_label_overlaps(lanes, recs, full)
     zoomed = [r for r in recs if label_fits(r, 50 * full) and r["what"] == "row"]
-    assert len(zoomed) > 400
-    assert_no_label_overlaps(recs, 50 * full)
+    assert len(zoomed) > 400 > 10 * len(few)
+    assert_no_label_overlaps(lanes, recs, 50 * full)
 
 
-def assert_no_label_overlaps(recs: list[dict], px_per_ms: float) -> None:
-    """No two drawn labels of a lane overlap (a label is drawn from its mark to the right)."""
-    by_lane: dict[str, list[dict]] = {}
+def assert_no_label_overlaps(lanes: list[str], recs: list[dict], px_per_ms: float) -> None:
+    """No label drawn at ``px_per_ms`` overlaps another drawn label or any point mark, in the
+    chart's own geometry: lanes 28 px apart, a label's box from its offsets and its width."""
+    from streamsql.widgets.labels import LABEL_H, label_width
+    from streamsql.widgets.timeline import EXTENT, chart_height
+    step = chart_height(lanes) / len(lanes)
+    y = {lane: step * (i + 0.5) for i, lane in enumerate(lanes)}
+    t0 = min(r["t"] for r in recs)
+    marks, labels = [], []
     for r in recs:
+        if r.get("stacked") or r["what"] not in EXTENT:
+            continue
+        x, cy = (r["t"] - t0) * px_per_ms, y[r["lane"]]
+        hw, hh = EXTENT[r["what"]]
+        marks.append((x - hw, cy + r["dy"] - hh, x + hw, cy + r["dy"] + hh, r["what"]))
         if label_fits(r, px_per_ms):
-            by_lane.setdefault(r["lane"], []).append(r)
-    for drawn in by_lane.values():
-        drawn.sort(key=lambda r: r["t"])
-        for a, b in zip(drawn, drawn[1:]):
-            assert (b["t"] - a["t"]) * px_per_ms >= a["w"], (a["label"], b["label"])
+            w = label_width(r["label"])
+            labels.append((x + r["lx"], cy + r["ly"] - LABEL_H / 2, x + r["lx"] + w, cy + r["ly"] + LABEL_H / 2,
+                           r["label"]))
+
+    def meet(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    for i, a in enumerate(labels):
+        assert not [b[4] for b in labels[i + 1:] if meet(a, b)], a
+        assert not [m[4] for m in marks if meet(a, m)], a
 
 
 def test_startup_phases_count_each_phase_until_the_first_result():
