@@ -690,7 +690,11 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     before = [(r.step, r.values) for r in q.rows]
     s = StepScrubber(q)
     assert (s.first, s.last, s.slider.value) == (1, 4, 4)
+    # it says where it is: at the last step it follows the query, elsewhere it holds its step
+    assert s.position() == "step 4 of 4 · following" and "step 4 of 4 · following" in s.where.value
     s.slider.value = 2
+    assert s.position() == "step 2 of 4 · held at step 2" and "held at step 2" in s.where.value
+    assert s.text().startswith("step 2 of 4 · held at step 2\nAfter step 2: ORDERS 10:20 10 5")
     st = s.state()
     assert st.event == "ORDERS 10:20 10 5" and st.rows == [] and st.clocks == [("ORDERS", ms("2006-10-10 10:20:00"))]
     assert st.open == [["aggregate", "group 2006-10-10 10:00:00, 10", "COUNT(*) = 2, SUM(units) = 8",
@@ -727,7 +731,12 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     wb.insert("Orders", {"productId": 30, "units": 2}, rowtime="12:10")
     q.wait()
     s.extend()
-    assert (s.last, s.slider.value) == (5, 2)
+    assert (s.last, s.slider.value) == (5, 2) and s.position() == "step 2 of 5 · held at step 2"
+    s.slider.value = 5
+    wb.insert("Orders", {"productId": 30, "units": 4}, rowtime="12:20")
+    q.wait()
+    s.extend()          # at the end, it moves on with the query
+    assert (s.last, s.slider.value) == (6, 6) and s.position() == "step 6 of 6 · following"
 
 
 def test_timeline_stacks_many_marks_at_one_spot_and_labels_them_once(wb_local):
@@ -902,3 +911,29 @@ def _keeper_sweeps(wb_local, keeper, views, drawn, poke) -> None:
         v._static_at = 0.0
     assert [keeper.sweep() for _ in range(3)] == [False, False, True] and sorted(drawn[3:]) == ["a", "b", "c"]
     assert views[0].static_key() == views[0]._static_last
+
+
+def test_a_snapshot_and_the_live_view_name_the_step_the_step_table_ends_at(wb):
+    """Rows, then a bound that says nothing new (eclipsed) and a late row: both are steps of the
+    query's step table but add no trace record. Once the query has caught up, what is held or
+    open is as of the step table's last step, in the live view, its snapshot and the workbench's
+    (the union holds p2 at 01:06 for Q's clock: a held row, so the title names a step)."""
+    wb.execute("CREATE STREAM P (name VARCHAR(10))")
+    wb.execute("CREATE STREAM Q (name VARCHAR(10))")
+    q = wb.query("SELECT STREAM ROWTIME, name FROM P UNION ALL SELECT STREAM ROWTIME, name FROM Q", name="u")
+    wb.insert("P", {"name": "p1"}, rowtime="2006-10-10 01:00:00")
+    wb.insert("P", {"name": "p2"}, rowtime="01:06")
+    wb.insert("Q", {"name": "q1"}, rowtime="01:02")
+    wb.punctuate("Q", "01:04")
+    wb.punctuate("Q", "01:04")                                   # step 5: eclipsed (says nothing new)
+    with pytest.raises(Exception, match="late"):
+        wb.insert("Q", {"name": "late"}, rowtime="01:01")        # step 6: late
+    q.wait()
+    assert [r["status"] for r in wb.event_trace][-2:] == ["eclipsed", "late"]
+    assert query_step_table(q)[-1][0] == "6"
+    v = QueryView(q, held=True)
+    ui = workbench(q)
+    redrawn()
+    for html_text in (v.open_table.value, "".join(v.static_parts()), ui.static_html()):
+        assert "Held after step 6, and what each waits for" in html_text
+        assert "after step 4" not in html_text and "after step 5" not in html_text

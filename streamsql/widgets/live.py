@@ -9,7 +9,7 @@ import ipywidgets as widgets
 from ..engine.steps import BoundLines, steps
 from ..engine.types import format_value
 from .hooks import LiveView
-from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows
+from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows, state_step
 from .render import html_lines, html_table, text_table, ts
 from .static import StaticMixin, snapshot_html, update_all
 
@@ -193,9 +193,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
     def open_parts(self) -> tuple[str, list[list[str]]]:
         """The title and rows of the open-state table (groups, partitions, kept join rows)."""
         rows = open_state_rows(self.q)
-        trace = getattr(self.q, "trace", None)
-        step = trace[-1].step if trace else None
-        return (f"Open after step {step}: what is still accumulating" if rows else ""), rows
+        return (f"Open after step {state_step(self.q)}: what is still accumulating" if rows else ""), rows
 
     def _open_html(self) -> str:
         title, rows = self.open_parts()
@@ -203,8 +201,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
             if not rows:
                 return ""
             return f"<div class='streamsql-open-title'><b>{title}</b></div>" + html_table(OPEN_HEADER, rows, "streamsql-open")
-        trace = getattr(self.q, "trace", None)
-        step = trace[-1].step if trace else None
+        step = state_step(self.q)          # the step table's last step, once the query caught up
         held = held_table(self.q)
         after = f"after step {step}" if step is not None else "yet"
         if not rows and not held:

@@ -30,7 +30,7 @@ from .labels import FONT_SIZE, Box, place
 from .live import query_key, settled, snapshot
 from .render import ts
 from .static import StaticMixin, snapshot_html, spec_html
-from .openstate import held_rows
+from .openstate import held_rows, state_step
 from . import vega
 
 #: (what, colour) in legend order; ``what`` is the value of the records' ``what`` field
@@ -378,7 +378,7 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
             lanes.append(lane)
         lanes += side_lanes.get(lane, [])
     lanes.append("output")
-    as_of = q.trace[-1].step if q.trace else None
+    as_of = state_step(q)
     for r in recs:
         r["at"] = (f"step {r['step']}" if r["step"] is not None
                    else f"after step {as_of}" if as_of is not None else "now")
