@@ -8,6 +8,7 @@ import ipywidgets as widgets
 
 from ..engine.steps import BoundLines, steps
 from ..engine.types import format_value
+from .clicks import apply_click
 from .hooks import LiveView
 from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows, state_step
 from .render import html_lines, html_table, text_table, ts
@@ -142,7 +143,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
         self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=f"stop query {q.name}",
                                           layout=widgets.Layout(width="80px"))
         self.stop_button.add_class("streamsql-stop")
-        self.stop_button.on_click(lambda _b: self.stop())
+        self.stop_button.on_click(lambda _b: apply_click(self.stop))      # after a running cell, like every click
         self.header_box = widgets.HBox([self.status, self.stop_button])
         super().__init__([self.header_box, self.table, self.open_table])
         self.add_class("streamsql-query")
