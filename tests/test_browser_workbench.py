@@ -368,6 +368,7 @@ def test_every_view_fits_1280_px_beside_the_file_browser(lab):
                         box = view.bounding_box()
                         window = page.locator(f"{PANEL} .jp-WindowedPanel-outer").bounding_box()
                         assert box["height"] <= window["height"], (label, box, window)   # one screen
+                        assert view.evaluate(LEGEND_JS) == [], (label, events, where)      # not cut
                         drawn, overlaps = _labels(view)
                         assert overlaps == [], (label, events, where, overlaps)
                         assert drawn or events == 1000, (label, events)     # twenty rows: labelled
@@ -416,6 +417,11 @@ def test_every_view_fits_1280_px_beside_the_file_browser(lab):
             end_sessions(lab)
 
 
+#: the legend labels of a view's charts that run past their chart's edge (the SVG cuts them)
+LEGEND_JS = """e => [...e.querySelectorAll('.streamsql-vega svg')].flatMap(svg => {
+    const edge = svg.getBoundingClientRect().right + 0.5;
+    return [...svg.querySelectorAll('g.role-legend-label text')]
+      .filter(t => t.getBoundingClientRect().right > edge).map(t => t.textContent); })"""
 LABELS_JS = """e => [...e.querySelectorAll('.streamsql-vega g.mark-text.role-mark text')]
     .filter(t => (t.getAttribute('opacity') ?? t.style.opacity ?? '1') !== '0' && t.textContent.trim())
     .map(t => { const r = t.getBoundingClientRect();

@@ -561,7 +561,10 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     scrub = (alt.Chart().transform_filter("datum.what == 'scrubber step'")
              .mark_rule(color="#e6a700", strokeWidth=3).encode(x=step_x))
     strip = alt.layer(dots, scrub).properties(name="strip", width=width, height=max(40, 20 * len(step_lanes)))
-    return alt.vconcat(main, strip, data=data, spacing=6).resolve_scale(color="shared")
+    # room on the right: the legend's labels are measured once, when the chart is drawn, and a font
+    # that renders a few pixels wider than measured would be cut at the chart's edge
+    return (alt.vconcat(main, strip, data=data, spacing=6).resolve_scale(color="shared")
+            .properties(padding={"left": 5, "top": 5, "right": 16, "bottom": 5}))
 
 
 def drawn(recs: list[dict]) -> list[dict]:
