@@ -1,12 +1,13 @@
 """What ``%load_ext streamsql`` leaves running in the background while the user writes the first
-cell: Spark's start (or its Connect session) and the import of the engine's modules (about a
-second), so that the extension loads at once and the first cell does not pay for them."""
+cell: Spark's start (or its Connect session) and the import of the engine's modules, so that the
+extension loads at once and the first cell does not pay for them (docs/benchmarks.md has the
+figures)."""
 from __future__ import annotations
 
 import threading
 
 #: what the first cell needs (the engine with its SQL parser and pyarrow, the rows' view), imported
-#: in the background from ``%load_ext`` on (about a second), while the user writes that cell
+#: in the background from ``%load_ext`` on, while the user writes that cell
 WARM_MODULES = ("streamsql.engine.workbench", "streamsql.engine.sql", "streamsql.engine.events",
                 "streamsql.widgets.live")
 _warming: threading.Thread | None = None

@@ -6,8 +6,8 @@ as a live widget in JupyterLab with a deterministic ``text/plain`` form (and the
 Vega-Lite spec) for nbval and plain terminals, beside a static HTML snapshot (tables, the
 timeline as SVG) for wherever no kernel runs it (:mod:`streamsql.widgets.static`).
 
-The names below are imported when first used: Altair (about a second and a half of imports)
-loads with the first timeline, not with ``%load_ext streamsql`` or a query's rows.
+The names below are imported when first used: Altair (the slowest of the imports) loads with
+the first timeline, not with ``%load_ext streamsql`` or a query's rows.
 """
 from importlib import import_module
 

@@ -6,7 +6,7 @@ does not render, and its default HTML renderer loads Vega from a CDN into a rand
 handed to JupyterLab's built-in renderer under the v5 mimetype: offline, and byte-identical for
 identical data (what nbval compares).
 
-Altair is imported only by the views that draw a chart (its imports take a second or more):
+Altair is imported only by the views that draw a chart (its imports are the slowest of all):
 loading the magics arranges for :func:`enable_altair` to run when Altair is first imported,
 by them or by the user's own code (:func:`enable_altair_when_imported`). This module imports
 neither Altair nor the widgets.
