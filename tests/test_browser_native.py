@@ -39,7 +39,7 @@ def test_native_view_in_jupyterlab(lab09):
             _retry(page, view.scroll_into_view_if_needed)
             steps = view.locator("table.streamsql-native-steps")
             assert steps.get_attribute("data-rows") == "9"
-            why = view.locator(".streamsql-native-why").inner_text()
+            why = view.locator("table.streamsql-native-steps tr.note").first.inner_text()
             assert "the bound of TRADES alone released it at step 6" in why
             _shot(page, view, "native-view.png")
             chart = page.locator(".streamsql-timeline .vega-embed").first

@@ -101,6 +101,37 @@ def test_line_magic(ip):
     assert complete(ip, "x = 1\n%streamsql SELECT STREAM * FROM Ord") == ["Orders"]
 
 
+def test_names_in_scope_first_and_only_the_words_that_fit_the_place(ip):
+    """Where an expression starts, the columns in scope come first, then the functions, then the
+    keywords an expression can start with: no window words outside OVER (...), no DDL words, no
+    clause words before there is anything to follow, no columns of the engine's ERRORS stream."""
+    with capture_output():
+        assert ip.run_cell("%%streamsql\nCREATE STREAM Sales (productId INTEGER, units INTEGER, pumpNo INTEGER)").success
+    try:
+        assert complete(ip, "%%streamsql\nSELECT STREAM p| FROM Sales") == ["productId", "pumpNo", "position", "power"]
+        assert complete(ip, "%%streamsql\nSELECT STREAM ROWTIME, un| FROM Sales") == ["units"]
+        assert complete(ip, "%%streamsql\nSELECT STREAM p") == ["price", "productId", "pumpNo", "position", "power"]
+        assert complete(ip, "%%streamsql\nSELECT STREAM ROWTIME, units FROM Sales un") == ["union"]   # after an expression
+        assert complete(ip, "%%streamsql\nSELECT STREAM ROWTIME FROM Sales WHERE units > 1 a") == ["and"]
+        # inside OVER (...): the window's words, columns after BY
+        over = "%%streamsql\nSELECT STREAM ROWTIME, SUM(units) OVER ("
+        assert complete(ip, over + "| FROM Sales") == ["PARTITION", "BY", "ORDER", "RANGE", "ROWS", "INTERVAL",
+                                                      "PRECEDING", "FOLLOWING", "UNBOUNDED", "CURRENT", "ROW", "AND",
+                                                      "BETWEEN"]
+        assert complete(ip, over + "PARTITION BY p| FROM Sales") == ["productId", "pumpNo"]
+        assert complete(ip, over + "PARTITION BY productId R| FROM Sales") == ["RANGE", "ROWS", "ROW"]
+        # a type after CAST(x AS, a unit after INTERVAL '10'
+        assert complete(ip, "%%streamsql\nSELECT STREAM CAST(units AS V| FROM Sales") == ["VARCHAR"]
+        assert complete(ip, "%%streamsql\nSELECT STREAM FLOOR(ROWTIME TO H| FROM Sales") == ["HOUR"]
+        # the magic's own words, nothing else
+        assert complete(ip, "%streamsql ") == ["streams", "queries", "stop", "reset", "load", "show", "workbench",
+                                               "steps", "timeline", "explain", "help", "save", "native", "SELECT",
+                                               "CREATE", "INSERT", "DROP", "ALTER", "WITH"]
+    finally:
+        with capture_output():
+            ip.run_cell("%%streamsql\nDROP STREAM Sales")
+
+
 def test_python_cells_are_left_to_python(ip):
     ip.user_ns["some_variable"] = 1
     assert "some_variable" in complete(ip, "some_var")

@@ -314,7 +314,7 @@ def test_sub_commands(ip, run, tmp_path):
     from streamsql.widgets.hooks import REDRAWER
     assert REDRAWER.idle(30)                  # views redraw on their own thread
     assert st.highlight == 1 and st.steps_html.value.count('class="at-step"') == 1
-    assert st.scrubber.state().rows == [] and st.scrubber.text().startswith("After step 1: P 01:00 p1")
+    assert st.scrubber.state().rows == [] and st.scrubber.text().startswith("step 1 of 3 · held at step 1\nAfter step 1: P 01:00 p1")
     c = run("%streamsql timeline")
     assert c.shown[0] == ("Timeline of query merged (lanes: P, Q, union input P, union input Q, output): row 1, "
                           "pending row 1, clock 2, held row 1, waits for 1")

@@ -542,26 +542,42 @@ def test_timeline_spreads_marks_names_backwards_bounds_and_bins_loaded_rows(wb_l
     assert len(drawn) == 500 and drawn[-1]["step"] == 603 and drawn[-1]["values"] == "X=599"
     bins = [r for r in recs if r["what"] == "rows (binned)"]
     assert sum(int(r["detail"].split()[0]) for r in bins) == 602           # every row, the inserted two too
-    # one label per spot, drawn only where it clears its neighbours at the zoom shown: at the full
-    # ten minutes (640 px) none of the one-second-apart labels fits; zoomed in 50 times, they do
-    full = 640 / 600_000
-    assert not [r for r in recs if label_fits(r, full) and r["what"] == "row"]
-    assert_no_label_overlaps(recs, full)
+    # one label per spot, drawn only from the zoom where it clears every mark and every other label
+    # drawn with it: at the full ten minutes (640 px) few of the one-second-apart labels are, and
+    # none overlaps; zoomed in 50 times, most are, and still none overlaps
+    full = 592 / 600_000
+    few = [r for r in recs if label_fits(r, full) and r["what"] == "row"]
+    assert_no_label_overlaps(lanes, recs, full)
     zoomed = [r for r in recs if label_fits(r, 50 * full) and r["what"] == "row"]
-    assert len(zoomed) > 400
-    assert_no_label_overlaps(recs, 50 * full)
+    assert len(zoomed) > 400 > 10 * len(few)
+    assert_no_label_overlaps(lanes, recs, 50 * full)
 
 
-def assert_no_label_overlaps(recs: list[dict], px_per_ms: float) -> None:
-    """No two drawn labels of a lane overlap (a label is drawn from its mark to the right)."""
-    by_lane: dict[str, list[dict]] = {}
+def assert_no_label_overlaps(lanes: list[str], recs: list[dict], px_per_ms: float) -> None:
+    """No label drawn at ``px_per_ms`` overlaps another drawn label or any point mark, in the
+    chart's own geometry: lanes 28 px apart, a label's box from its offsets and its width."""
+    from streamsql.widgets.labels import LABEL_H, label_width
+    from streamsql.widgets.timeline import EXTENT, chart_height
+    step = chart_height(lanes) / len(lanes)
+    y = {lane: step * (i + 0.5) for i, lane in enumerate(lanes)}
+    t0 = min(r["t"] for r in recs)
+    marks, labels = [], []
     for r in recs:
+        if r.get("stacked") or r["what"] not in EXTENT:
+            continue
+        x, cy = (r["t"] - t0) * px_per_ms, y[r["lane"]]
+        hw, hh = EXTENT[r["what"]]
+        marks.append((x - hw, cy + r["dy"] - hh, x + hw, cy + r["dy"] + hh, r["what"]))
         if label_fits(r, px_per_ms):
-            by_lane.setdefault(r["lane"], []).append(r)
-    for drawn in by_lane.values():
-        drawn.sort(key=lambda r: r["t"])
-        for a, b in zip(drawn, drawn[1:]):
-            assert (b["t"] - a["t"]) * px_per_ms >= a["w"], (a["label"], b["label"])
+            w = label_width(r["label"])
+            labels.append((x + r["lx"], cy + r["ly"] - LABEL_H / 2, x + r["lx"] + w, cy + r["ly"] + LABEL_H / 2,
+                           r["label"]))
+
+    def meet(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    for i, a in enumerate(labels):
+        assert not [b[4] for b in labels[i + 1:] if meet(a, b)], a
+        assert not [m[4] for m in marks if meet(a, m)], a
 
 
 def test_startup_phases_count_each_phase_until_the_first_result():
@@ -674,7 +690,11 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     before = [(r.step, r.values) for r in q.rows]
     s = StepScrubber(q)
     assert (s.first, s.last, s.slider.value) == (1, 4, 4)
+    # it says where it is: at the last step it follows the query, elsewhere it holds its step
+    assert s.position() == "step 4 of 4 · following" and "step 4 of 4 · following" in s.where.value
     s.slider.value = 2
+    assert s.position() == "step 2 of 4 · held at step 2" and "held at step 2" in s.where.value
+    assert s.text().startswith("step 2 of 4 · held at step 2\nAfter step 2: ORDERS 10:20 10 5")
     st = s.state()
     assert st.event == "ORDERS 10:20 10 5" and st.rows == [] and st.clocks == [("ORDERS", ms("2006-10-10 10:20:00"))]
     assert st.open == [["aggregate", "group 2006-10-10 10:00:00, 10", "COUNT(*) = 2, SUM(units) = 8",
@@ -695,8 +715,7 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     ui.tabs.selected_index = 1
     ui.scrubber.slider.value = 3
     redrawn()
-    assert ui.steps.highlight == 3 and '<tr class="at-step"><td style="border:1px solid #ccc;padding:2px 6px;' \
-        'text-align:left;white-space:pre">3</td>' in ui.steps.steps_html.value
+    assert ui.steps.highlight == 3 and re.search(r'<tr class="at-step"><td style="[^"]*">3</td>', ui.steps.steps_html.value)
     assert ui.steps.steps_html.value.count('class="at-step"') == 1
     assert "at-step" not in "".join(ui.steps.static_parts())
     # and the timeline marks it on its step axis (not when the scrubber is at the last step)
@@ -712,7 +731,12 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
     wb.insert("Orders", {"productId": 30, "units": 2}, rowtime="12:10")
     q.wait()
     s.extend()
-    assert (s.last, s.slider.value) == (5, 2)
+    assert (s.last, s.slider.value) == (5, 2) and s.position() == "step 2 of 5 · held at step 2"
+    s.slider.value = 5
+    wb.insert("Orders", {"productId": 30, "units": 4}, rowtime="12:20")
+    q.wait()
+    s.extend()          # at the end, it moves on with the query
+    assert (s.last, s.slider.value) == (6, 6) and s.position() == "step 6 of 6 · following"
 
 
 def test_timeline_stacks_many_marks_at_one_spot_and_labels_them_once(wb_local):
@@ -743,8 +767,8 @@ def test_calculator_errors_are_wrapped_in_the_error_colour_and_marked_in_the_ste
     wb_local.insert("S", {"a": 6, "b": 2}, rowtime="2006-10-10 10:00:00")
     wb_local.insert("S", {"a": 1, "b": 0}, rowtime="10:05")
     v = QueryView(q)
-    assert '<td colspan="3" style="border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:normal;' \
-           'color:#b00020;max-width:48em">x DIVISION_BY_ZERO:' in v.table.value
+    assert re.search(r'<td colspan="3" style="[^"]*white-space:normal;color:#b00020[^"]*">x DIVISION_BY_ZERO:',
+                     v.table.value)
     t = query_step_table(q)
     assert t[1][-1] == "10:00 6 3 2"
     assert t[2][-1] == "✗ 10:05 DIVISION_BY_ZERO"
@@ -887,3 +911,29 @@ def _keeper_sweeps(wb_local, keeper, views, drawn, poke) -> None:
         v._static_at = 0.0
     assert [keeper.sweep() for _ in range(3)] == [False, False, True] and sorted(drawn[3:]) == ["a", "b", "c"]
     assert views[0].static_key() == views[0]._static_last
+
+
+def test_a_snapshot_and_the_live_view_name_the_step_the_step_table_ends_at(wb):
+    """Rows, then a bound that says nothing new (eclipsed) and a late row: both are steps of the
+    query's step table but add no trace record. Once the query has caught up, what is held or
+    open is as of the step table's last step, in the live view, its snapshot and the workbench's
+    (the union holds p2 at 01:06 for Q's clock: a held row, so the title names a step)."""
+    wb.execute("CREATE STREAM P (name VARCHAR(10))")
+    wb.execute("CREATE STREAM Q (name VARCHAR(10))")
+    q = wb.query("SELECT STREAM ROWTIME, name FROM P UNION ALL SELECT STREAM ROWTIME, name FROM Q", name="u")
+    wb.insert("P", {"name": "p1"}, rowtime="2006-10-10 01:00:00")
+    wb.insert("P", {"name": "p2"}, rowtime="01:06")
+    wb.insert("Q", {"name": "q1"}, rowtime="01:02")
+    wb.punctuate("Q", "01:04")
+    wb.punctuate("Q", "01:04")                                   # step 5: eclipsed (says nothing new)
+    with pytest.raises(Exception, match="late"):
+        wb.insert("Q", {"name": "late"}, rowtime="01:01")        # step 6: late
+    q.wait()
+    assert [r["status"] for r in wb.event_trace][-2:] == ["eclipsed", "late"]
+    assert query_step_table(q)[-1][0] == "6"
+    v = QueryView(q, held=True)
+    ui = workbench(q)
+    redrawn()
+    for html_text in (v.open_table.value, "".join(v.static_parts()), ui.static_html()):
+        assert "Held after step 6, and what each waits for" in html_text
+        assert "after step 4" not in html_text and "after step 5" not in html_text

@@ -70,7 +70,7 @@ def stop_and_say(q) -> None:
 
 def run(magic, words: list[str], args):
     """Run sub-command ``words[0]`` with the rest of ``words`` and the parsed options."""
-    from ..widgets import QueryView, ScenarioView, ScenarioPlayer, StepScrubber, StepTable, TimelineView, WorkbenchView
+    from .. import widgets          # each view loads when asked for (a timeline loads Altair)
     from ..widgets.hooks import settle
     from .explain import logical_plan, spark_plan
     from .listing import queries_listing, streams_listing
@@ -87,9 +87,9 @@ def run(magic, words: list[str], args):
     if cmd == "load":
         if len(rest) != 1:
             raise UsageError("usage: %streamsql load PATH (NAME.sql, NAME.events.jsonl or NAME)")
-        player = ScenarioPlayer(rest[0], engine=magic.engine, master=magic.master or None,
+        player = widgets.ScenarioPlayer(rest[0], engine=magic.engine, master=magic.master or None,
                                 buckets=magic.buckets, on_spark_start=kernel.spark_starting)
-        view = ScenarioView(player, engine=magic.engine, limit=limit, on_spark_start=kernel.spark_starting)
+        view = widgets.ScenarioView(player, engine=magic.engine, limit=limit, on_spark_start=kernel.spark_starting)
         if args.out:
             magic.shell.user_ns[args.out] = view
         return view
@@ -118,13 +118,13 @@ def run(magic, words: list[str], args):
     if args.out:
         magic.shell.user_ns[args.out] = q
     if cmd == "show":
-        return QueryView(q, limit=limit, bounds=args.bounds)
+        return widgets.QueryView(q, limit=limit, bounds=args.bounds)
     if cmd == "workbench":
-        return WorkbenchView(q, limit=limit, bounds=args.bounds)
+        return widgets.WorkbenchView(q, limit=limit, bounds=args.bounds)
     if cmd == "steps":
-        return StepTable(q, scrubber=StepScrubber(q))
+        return widgets.StepTable(q, scrubber=widgets.StepScrubber(q))
     if cmd == "timeline":
-        return TimelineView(q, scrubber=StepScrubber(q))
+        return widgets.TimelineView(q, scrubber=widgets.StepScrubber(q))
     if cmd == "native":
         from ..widgets.native import NativeView
         return NativeView(wb.native_twin(q, args.delay or "0 seconds"))

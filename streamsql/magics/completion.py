@@ -34,6 +34,37 @@ KEYWORDS = (
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DECIMAL", "REAL", "DOUBLE", "VARCHAR", "CHAR", "BOOLEAN",
 )
 STATEMENT_STARTS = ("SELECT", "CREATE", "INSERT", "DROP", "ALTER", "WITH")
+#: where an expression starts (after SELECT, a comma, WHERE, an operator...): the keywords that
+#: can begin or be one (columns and functions come first)
+EXPRESSION_WORDS = ("CASE", "NOT", "NULL", "TRUE", "FALSE", "TIMESTAMP", "INTERVAL", "ROWTIME", "DISTINCT")
+#: after an expression: what can follow it (a clause, an operator, an alias, a join)
+AFTER_EXPRESSION = ("FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "WITHIN", "UNION", "ALL", "AS", "JOIN",
+                    "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "ON", "OVER", "WINDOW", "AND", "OR", "NOT", "IS",
+                    "IN", "LIKE", "BETWEEN", "WHEN", "THEN", "ELSE", "END", "TO", "DESC", "ASC", "NULL")
+#: after an expression, by the clause it is in: what can follow there
+_OPERATORS = ("AND", "OR", "NOT", "IS", "IN", "LIKE", "BETWEEN")
+_AFTER_IN = {
+    "SELECT": ("AS", "FROM", "OVER") + _OPERATORS,
+    "FROM": ("AS", "OVER", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "ON", "WHERE", "GROUP", "ORDER",
+             "UNION", "WINDOW"),
+    "WHERE": _OPERATORS + ("GROUP", "ORDER", "UNION", "WINDOW"),
+    "GROUP": ("HAVING", "ORDER", "UNION", "WINDOW"),
+    "HAVING": _OPERATORS + ("ORDER", "UNION", "WINDOW"),
+    "ORDER": ("ASC", "DESC", "WITHIN", "UNION"),
+}
+_AFTER_IN["JOIN"] = _AFTER_IN["FROM"]
+_AFTER_IN["ON"] = _OPERATORS + _AFTER_IN["FROM"][4:]
+#: inside OVER (...) or a WINDOW definition
+WINDOW_WORDS = ("PARTITION", "BY", "ORDER", "RANGE", "ROWS", "INTERVAL", "PRECEDING", "FOLLOWING", "UNBOUNDED",
+                "CURRENT", "ROW", "AND", "BETWEEN")
+#: the words after which an expression is expected (and the operators)
+_EXPRESSION_AFTER = {"SELECT", "STREAM", "DISTINCT", "WHERE", "ON", "HAVING", "AND", "OR", "NOT", "BY", "WHEN",
+                     "THEN", "ELSE", "CASE", "IN", "BETWEEN", "LIKE", ",", "(", "=", "<", ">", "+", "-", "*", "/",
+                     "||", "%"}
+#: type names (after CAST(x AS, in a CREATE's column list)
+TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DECIMAL", "REAL", "DOUBLE", "VARCHAR", "CHAR", "BOOLEAN",
+         "TIMESTAMP")
+_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
 AFTER = {"CREATE": ("STREAM", "TABLE", "VIEW", "PUMP", "OR", "FOREIGN"), "OR": ("REPLACE",),
          "REPLACE": ("STREAM", "TABLE", "VIEW", "PUMP", "FOREIGN"), "DROP": ("STREAM", "TABLE", "VIEW", "PUMP"),
          "ALTER": ("PUMP",), "INSERT": ("INTO",), "SELECT": ("STREAM", "DISTINCT")}
@@ -62,6 +93,7 @@ def function_names() -> tuple[str, ...]:
 class Names:
     """What the session's workbench has, spelled as written; relations map to their columns."""
     streams: dict[str, list[str]] = field(default_factory=dict)
+    system: set[str] = field(default_factory=set)             # streams the engine writes (ERRORS)
     tables: dict[str, list[str]] = field(default_factory=dict)
     views: dict[str, list[str] | None] = field(default_factory=dict)
     pumps: list[str] = field(default_factory=list)
@@ -121,6 +153,8 @@ def names_of(wb) -> Names:
     for n, d in list(c.streams.items()):
         sp = written_names(d.sql)
         out.streams[_spell(n, sp)] = [_spell(f.name, sp) for f in d.fields]
+        if getattr(d, "system", False):
+            out.system.add(_spell(n, sp))
     for n, d in list(c.tables.items()):
         sp = written_names(d.sql)
         out.tables[_spell(n, sp)] = [_spell(f.name, sp) for f in d.fields]
@@ -342,22 +376,94 @@ def sql_completions(stmt: str, offset: int, names: Names) -> tuple[str, list[tup
     if last == "INTO":
         out = [(x, "stream") for x in _starting(list(names.streams), fragment)]
         return fragment, out + [(x, "table") for x in _starting(list(names.tables), fragment)]
-    # anywhere else: columns of the FROM clause (all relations' when there is none yet), aliases,
-    # functions, keywords
+    # anywhere else: what fits the place. Where an expression starts: the columns of the FROM
+    # clause (all the user's relations' when there is none yet), aliases, functions, then the
+    # keywords an expression can start with; inside OVER (...): columns, then the window's words;
+    # after an expression: the clauses and operators that can follow it. A type after CAST(x AS,
+    # a unit after INTERVAL '...' or TO.
     al = aliases(toks, names)
-    cols: list[str] = []
-    rels = list(dict.fromkeys(v for v in al.values() if isinstance(v, str)))
-    for r in rels or names.relations():
-        cols += names.columns(r)
-    for v in al.values():
-        if isinstance(v, list):
-            cols += v
-    out = [(c, "column") for c in _starting(cols, fragment)]
-    out += [(a, "alias") for a in _starting([_alias_text(toks, a) for a in al], fragment)]
+    if last == "AS" and _in_cast(prev):
+        return fragment, [(w, "keyword") for w in _case(_starting(TYPES, fragment), fragment)]
+    if (len(prev) > 1 and prev[-2].upper == "INTERVAL" and prev[-1].kind == "string") or last == "TO":
+        return fragment, [(w, "keyword") for w in _case(_starting(_UNITS, fragment), fragment)]
+    window = _in_window(prev)
+    # inside OVER (...) an expression starts only after PARTITION BY / ORDER BY or a comma
+    expression = last in (("BY", ",") if window else _EXPRESSION_AFTER)
+    out: list[tuple[str, str]] = []
+    if expression:
+        cols: list[str] = []
+        rels = list(dict.fromkeys(v for v in al.values() if isinstance(v, str)))
+        for r in rels or [r for r in names.relations() if r not in names.system]:
+            cols += names.columns(r)
+        for v in al.values():
+            if isinstance(v, list):
+                cols += v
+        out = [(c, "column") for c in _starting(cols, fragment)]
+        out += [(a, "alias") for a in _starting([_alias_text(toks, a) for a in al], fragment)]
     if not fragment.startswith('"'):
-        out += [(f, "function") for f in _case(_starting(function_names(), fragment), fragment)]
-        out += [(k, "keyword") for k in _case(_starting(KEYWORDS, fragment), fragment)]
+        if expression and not window:
+            out += [(f, "function") for f in _case(_starting(function_names(), fragment), fragment)]
+        if window:
+            words = () if expression else WINDOW_WORDS
+        elif expression:
+            words = EXPRESSION_WORDS + (("STREAM",) if last == "SELECT" else ())
+        else:
+            words = _AFTER_IN.get(_clause(prev), AFTER_EXPRESSION)
+            if _in_case(prev):
+                words = ("WHEN", "THEN", "ELSE", "END") + words
+        named = {c.upper() for c, _t in out}               # ROWTIME is a column, not a keyword too
+        out += [(k, "keyword") for k in _case(_starting(words, fragment), fragment) if k.upper() not in named]
     return fragment, out
+
+
+def _clause(prev: list[Tok]) -> str:
+    """The clause the cursor is in at its own parenthesis depth (SELECT, FROM, WHERE...)."""
+    depth = 0
+    for t in reversed(prev):
+        if t.text == ")":
+            depth += 1
+        elif t.text == "(":
+            if depth == 0:
+                return ""
+            depth -= 1
+        elif depth == 0 and t.kind == "word" and t.upper in _AFTER_IN:
+            return t.upper
+    return ""
+
+
+def _in_case(prev: list[Tok]) -> bool:
+    """Whether a CASE is open (more CASE than END words at the cursor's depth)."""
+    words = [t.upper for t in prev if t.kind == "word"]
+    return words.count("CASE") > words.count("END")
+
+
+def _in_window(prev: list[Tok]) -> bool:
+    """Whether the cursor is inside the parentheses of ``OVER (`` or ``WINDOW w AS (``."""
+    depth = 0
+    for i in range(len(prev) - 1, -1, -1):
+        t = prev[i]
+        if t.text == ")":
+            depth += 1
+        elif t.text == "(":
+            if depth == 0:
+                before = prev[i - 1].upper if i > 0 else ""
+                return before == "OVER" or (before == "AS" and i > 2 and prev[i - 3].upper == "WINDOW")
+            depth -= 1
+    return False
+
+
+def _in_cast(prev: list[Tok]) -> bool:
+    """Whether the ``AS`` just typed is CAST's (inside ``CAST(``)."""
+    depth = 0
+    for i in range(len(prev) - 2, -1, -1):
+        t = prev[i]
+        if t.text == ")":
+            depth += 1
+        elif t.text == "(":
+            if depth == 0:
+                return i > 0 and prev[i - 1].upper == "CAST"
+            depth -= 1
+    return False
 
 
 def _alias_text(toks: list[Tok], key: str) -> str:
@@ -434,6 +540,8 @@ def make_matcher(magics):
     def streamsql_matcher(context):
         none = {"completions": [], "suppress": False}
         try:
+            from .warmup import imports_ready
+            imports_ready()         # the engine's names come from modules imported in the background
             found = _complete(context, magics)
         except Exception:   # completion must never disturb the session
             return none

@@ -13,16 +13,12 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Bool, Enum, Int, Unicode, observe
 
-from ..engine.events import EventsFileError
-from ..engine.errors import SqlError, StreamSqlError
-from ..engine.paths import check_path_name
-from ..engine.sql import split_script, starts_statement
 from .literals import InterpolationError, interpolate
+from .warmup import imports_ready
 from .session import KernelWorkbench
 from . import commands
 
 _BIND = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*<<\s*$")
-
 
 class CellError(Exception):
     """Raised instead of printed when ``StreamSql.stop_on_error`` is set: IPython shows only
@@ -38,6 +34,7 @@ class CellError(Exception):
 
 def error_text(e: BaseException) -> str:
     """One line (plus the statement line and a caret when the position is known)."""
+    from ..engine.errors import SqlError
     if isinstance(e, SqlError):
         return "SQL error: " + (e.caret() if e.sql and e.line is not None else str(e))
     return f"error: {e}"
@@ -134,6 +131,11 @@ class StreamSql(Magics):
         DDL and INSERT print a one-line result; a SELECT STREAM starts a continuous query and
         shows it live. ``{{name}}`` puts a Python value in as a SQL literal.
         """
+        # the engine (its SQL parser, pyarrow) loads after %load_ext, in the background
+        imports_ready()
+        from ..engine.errors import StreamSqlError
+        from ..engine.events import EventsFileError
+        from ..engine.sql import starts_statement
         parser = self.streamsql.parser
         ns = dict(self.shell.user_ns)
         ns.update(local_ns or {})
@@ -186,6 +188,10 @@ class StreamSql(Magics):
         return None
 
     def _statements(self, sql: str, args, ns: dict):
+        from ..engine.errors import SqlError, StreamSqlError
+        from ..engine.events import EventsFileError
+        from ..engine.paths import check_path_name
+        from ..engine.sql import split_script
         sql = interpolate(sql, ns)
         if not sql.strip():
             return None
@@ -250,15 +256,16 @@ class StreamSql(Magics):
         display(df)
 
     def show_query(self, q, args) -> None:
-        from ..widgets import QueryView, WorkbenchView
-        from .explain import logical_plan, spark_plan
         limit = self.displaylimit if args.limit is None else args.limit
         if args.explain:
+            from .explain import logical_plan, spark_plan
             print("Logical plan:\n" + logical_plan(q))
             print("\nSpark plan:\n" + spark_plan(q))
         if args.workbench:
+            from ..widgets.compose import WorkbenchView      # with the timeline: Altair
             display(WorkbenchView(q, limit=limit, bounds=args.bounds))
         else:
+            from ..widgets.live import QueryView
             display(QueryView(q, limit=limit, bounds=args.bounds))
 
     def _fail(self, text: str) -> None:

@@ -7,10 +7,6 @@ import logging
 import sys
 from pathlib import Path
 
-from ..engine.locks import callout_aside
-from ..engine.workbench import Workbench
-from ..engine.workspace import clear_workspace
-
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -27,12 +23,15 @@ class KernelWorkbench:
         return self._wb is not None
 
     @property
-    def wb(self) -> Workbench:
+    def wb(self):
         if self._wb is None:
             self._wb = self._open()
         return self._wb
 
-    def _open(self) -> Workbench:
+    def _open(self):
+        from .warmup import imports_ready
+        imports_ready()
+        from ..engine.workbench import Workbench     # imported in the background since %load_ext
         s = self.settings
         wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets,
                        remote=s.remote or None)
@@ -51,6 +50,7 @@ class KernelWorkbench:
             text = f"connecting to Spark ({url.split(';')[0].rstrip('/')})…"
         else:
             text = f"starting Spark ({master or 'local[*]'})…"
+        from ..engine.locks import callout_aside
         callout_aside(_say, text)
 
     def spark_phase(self, name: str | None, at: float | None = None) -> None:
@@ -62,6 +62,7 @@ class KernelWorkbench:
             if name is None:
                 return
             self._phases = StartupPhases()
+            from ..engine.locks import callout_aside
             callout_aside(_show_startup, self._phases)
         self._phases(name, at)
 
@@ -88,6 +89,7 @@ class KernelWorkbench:
         if configured:
             p = Path(configured).expanduser().resolve()
             if (p / "catalog.json").exists():
+                from ..engine.workspace import clear_workspace
                 clear_workspace(p)      # refused while another process writes it
         wb = self.wb
         where = str(wb.path) if configured else "a temporary directory"

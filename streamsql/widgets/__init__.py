@@ -5,22 +5,37 @@ Every view redraws itself when its query releases rows or an event is injected, 
 as a live widget in JupyterLab with a deterministic ``text/plain`` form (and the timeline's
 Vega-Lite spec) for nbval and plain terminals, beside a static HTML snapshot (tables, the
 timeline as SVG) for wherever no kernel runs it (:mod:`streamsql.widgets.static`).
-"""
-from .compose import ScenarioView, WorkbenchView, workbench
-from .exercise import Exercise, exercise
-from .injector import Injector
-from .live import QueryView
-from .scenario import Scenario, ScenarioPlayer
-from .scrubber import StepScrubber, StepState
-from .startup import StartupView
-from .openstate import held_rows
-from .steps import StepTable, query_step_table
-from .timeline import TimelineView, timeline_chart, timeline_records
-from .vega import enable_altair
 
-#: the old name of :class:`TimelineView`, kept for notebooks that use it
-Timeline = TimelineView
+The names below are imported when first used: Altair (the slowest of the imports) loads with
+the first timeline, not with ``%load_ext streamsql`` or a query's rows.
+"""
+from importlib import import_module
+
+_LAZY = {
+    "workbench": "compose", "WorkbenchView": "compose", "ScenarioView": "compose",
+    "exercise": "exercise", "Exercise": "exercise", "Injector": "injector", "QueryView": "live",
+    "Scenario": "scenario", "ScenarioPlayer": "scenario", "StepScrubber": "scrubber", "StepState": "scrubber",
+    "StartupView": "startup", "held_rows": "openstate", "StepTable": "steps", "query_step_table": "steps",
+    "TimelineView": "timeline", "timeline_chart": "timeline", "timeline_records": "timeline",
+    "enable_altair": "vegalite",
+    #: the old name of :class:`TimelineView`, kept for notebooks that use it
+    "Timeline": "timeline",
+}
+_RENAMED = {"Timeline": "TimelineView"}
 
 __all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
            "StepTable", "TimelineView", "Timeline", "timeline_chart", "timeline_records", "query_step_table",
            "held_rows", "enable_altair", "StartupView", "StepScrubber", "StepState"]
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'streamsql.widgets' has no attribute {name!r}")
+    value = getattr(import_module(f".{where}", __name__), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -16,21 +16,10 @@ from .injector import Injector
 from .live import QueryView
 from .scenario import Scenario, ScenarioPlayer
 from .scrubber import StepScrubber
+from .sources import SESSION_QUERY_SOURCES, session_queries  # noqa: F401 (the magics' hook, re-exported)
 from .steps import StepTable
 from .timeline import TimelineView, timeline_summary
 from . import vega
-
-
-#: functions giving this session's continuous queries by name: the magics add theirs when loaded
-#: (the widgets sit below the magics, so they are told rather than importing them)
-SESSION_QUERY_SOURCES: list = []
-
-
-def session_queries() -> dict:
-    out: dict = {}
-    for f in SESSION_QUERY_SOURCES:
-        out.update(f())
-    return out
 
 
 def _section(title: str) -> str:
@@ -46,7 +35,9 @@ MAIN_HEIGHT = "270px"
 ROWS_HEIGHT = "160px"
 WHY_HEIGHT = "104px"
 TABS_HEIGHT = "266px"
-INJECT_WIDTH = "430px"
+#: the injectors' column: a third of the width, at least 300 px (1280 px with the file browser open
+#: leaves the output 912 px), at most 430 px; the released rows and what is open get the rest
+INJECT_WIDTH, INJECT_MIN, INJECT_SHARE = "430px", "300px", "36%"
 TABS = ("Timeline", "Steps", "Back to step")
 TIMELINE_WIDTH = 500
 
@@ -95,10 +86,11 @@ class WorkbenchView(StaticMixin, widgets.VBox):
             if len(inj) == 1:
                 left = inj[0]
             else:
-                left = widgets.Tab(children=inj, titles=tuple(self.injectors))
-                left.add_class("streamsql-inject-tabs")
-            main = [_box([left], width=INJECT_WIDTH, min_width=INJECT_WIDTH, height=MAIN_HEIGHT,
-                         overflow="auto", margin="0 10px 0 0"), right]
+                left = widgets.Tab(children=inj, titles=tuple(self.injectors), layout=widgets.Layout(width="100%"))
+                left.add_class("streamsql-inject-tabs")         # no wider than its column (injector.css)
+            main = [_box([left], flex=f"0 0 {INJECT_SHARE}", min_width=INJECT_MIN, max_width=INJECT_WIDTH,
+                         height=MAIN_HEIGHT, overflow="hidden auto", margin="0 10px 0 0"), right]
+        self.steps.sticky = True        # its header stays in sight while its box scrolls
         boxes = [_box([self.timeline], height=TABS_HEIGHT, overflow="auto"),
                  # the step table, like the rows, starts scrolled to its newest steps
                  _box([self.steps], height=TABS_HEIGHT, overflow="auto", display="flex", flex_flow="column-reverse")]

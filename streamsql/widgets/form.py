@@ -11,6 +11,8 @@ from typing import Callable
 import anywidget
 from traitlets import Bool, Dict, List
 
+from .clicks import apply_click
+
 log = logging.getLogger("streamsql.widgets")
 _JS = Path(__file__).parent / "js"
 
@@ -74,8 +76,12 @@ class ClickForm(anywidget.AnyWidget):
         self._on_click(name, dict(self.values))
 
     def _message(self, _widget, content, _buffers) -> None:
+        """A click: applied on the kernel's main thread, after a running cell (:mod:`.clicks`)."""
         if not isinstance(content, dict) or "op" not in content:
             return
+        apply_click(lambda: self._clicked(content))
+
+    def _clicked(self, content: dict) -> None:
         try:
             self._on_click(content["op"], dict(content.get("values") or {}))
         except Exception:  # a bug must not leave the click pending or break the kernel

@@ -5,8 +5,8 @@ a ROWTIME that is the stream clock when left blank (its placeholder says which t
 strict) and the producer the events come from, with attach/detach.
 
 The form is drawn in the browser (``js/injector.js``, an anywidget): a click sends one message
-carrying the values on screen at the click, so a click queued while the kernel is busy inserts
-exactly what was typed for it, and is shown as pending until it is done. The kernel commits the
+carrying the values on screen at the click, so a click that waits for a running cell inserts
+exactly what was typed for it, and is shown as pending until it is done (:mod:`.clicks`). The kernel commits the
 event (milliseconds) and returns; the views redraw on their own thread as the engine releases
 rows (:mod:`.hooks`). A cell can fill the form and click through the same path
 (``inj.inputs["A"].value = 1; inj.insert()``)."""
@@ -25,6 +25,7 @@ from ..engine import time as sqltime
 from ..engine.errors import LateRowError, StreamSqlError
 from ..engine.locks import widget_lock
 from ..engine.values import ValueRefused, parse_text, type_hint
+from .clicks import apply_click
 from .hooks import LiveView
 from .render import ts
 from .static import StaticMixin, snapshot_html
@@ -227,10 +228,14 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         return self._apply({"op": "detach", "producer": self.producer_name})
 
     def _on_click(self, _widget, content, _buffers) -> None:
-        """A click in the browser: the message carries the form as it was on screen. Every click
-        is answered once, whatever happens, so none stays pending."""
+        """A click in the browser: the message carries the form as it was on screen. It is applied
+        on the kernel's main thread, after a running cell, in click order (:mod:`.clicks`)."""
         if not isinstance(content, dict) or "op" not in content:
             return
+        apply_click(lambda: self._click(content))
+
+    def _click(self, content: dict) -> None:
+        """Apply one click. Every click is answered once, whatever happens, so none stays pending."""
         ok = False
         try:
             ok = self._apply(content) is not None

@@ -8,8 +8,9 @@ import ipywidgets as widgets
 
 from ..engine.steps import BoundLines, steps
 from ..engine.types import format_value
+from .clicks import apply_click
 from .hooks import LiveView
-from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows
+from .openstate import HEADER as OPEN_HEADER, HELD_HEADER, held_table, open_state_rows, state_step
 from .render import html_lines, html_table, text_table, ts
 from .static import StaticMixin, snapshot_html, update_all
 
@@ -101,6 +102,18 @@ def query_key(q) -> tuple:
             steps[-1] if steps else None, inputs_key(q))
 
 
+def nothing_yet(q) -> bool:
+    """Whether a query has nothing to show but its start: no row, no event since it started and
+    no clock on its inputs. Its first micro-batch (a second or two on Spark) can change nothing
+    its rows and status show, so the view of a query just started is shown without waiting for it
+    (the cell's next statement, an INSERT, then goes into that first batch)."""
+    try:
+        return (not q.rows and q.wb.runtime.caught_up(q)
+                and all(q.wb.clock(s) is None for s in q.plan.streams))
+    except Exception:       # a dropped stream, a runtime closing: wait as for any query
+        return False
+
+
 def settled(q, timeout: float = 120) -> None:
     """Let a running query catch up with every event so far (errors show in its status)."""
     if q.running:
@@ -130,7 +143,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
         self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=f"stop query {q.name}",
                                           layout=widgets.Layout(width="80px"))
         self.stop_button.add_class("streamsql-stop")
-        self.stop_button.on_click(lambda _b: self.stop())
+        self.stop_button.on_click(lambda _b: apply_click(self.stop))      # after a running cell, like every click
         self.header_box = widgets.HBox([self.status, self.stop_button])
         super().__init__([self.header_box, self.table, self.open_table])
         self.add_class("streamsql-query")
@@ -181,9 +194,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
     def open_parts(self) -> tuple[str, list[list[str]]]:
         """The title and rows of the open-state table (groups, partitions, kept join rows)."""
         rows = open_state_rows(self.q)
-        trace = getattr(self.q, "trace", None)
-        step = trace[-1].step if trace else None
-        return (f"Open after step {step}: what is still accumulating" if rows else ""), rows
+        return (f"Open after step {state_step(self.q)}: what is still accumulating" if rows else ""), rows
 
     def _open_html(self) -> str:
         title, rows = self.open_parts()
@@ -191,8 +202,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
             if not rows:
                 return ""
             return f"<div class='streamsql-open-title'><b>{title}</b></div>" + html_table(OPEN_HEADER, rows, "streamsql-open")
-        trace = getattr(self.q, "trace", None)
-        step = trace[-1].step if trace else None
+        step = state_step(self.q)          # the step table's last step, once the query caught up
         held = held_table(self.q)
         after = f"after step {step}" if step is not None else "yet"
         if not rows and not held:
@@ -201,10 +211,10 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
         out = []
         if held:
             out.append(f"<div class='streamsql-held-title' style='font-size:12px'><b>Held {after}, and what each "
-                       f"waits for</b></div>" + html_table(HELD_HEADER, held, "streamsql-held"))
+                       f"waits for</b></div>" + html_table(HELD_HEADER, held, "streamsql-held", sticky=True))
         if rows:
             out.append(f"<div class='streamsql-open-title' style='font-size:12px'><b>{title}</b></div>"
-                       + html_table(OPEN_HEADER, rows, "streamsql-open"))
+                       + html_table(OPEN_HEADER, rows, "streamsql-open", sticky=True))
         return "".join(out)
 
     def _footer(self, shown: int, total: int) -> str | None:
@@ -239,7 +249,7 @@ class QueryView(LiveView, StaticMixin, widgets.VBox):
     def refresh(self, wait: bool = False) -> None:
         """Redraw from the query's current state; ``wait`` first lets a Spark query catch up with
         every event injected so far (a display in a cell, never a click or a callback)."""
-        if wait and self.q.running:
+        if wait and self.q.running and not nothing_yet(self.q):
             try:
                 self.q.wait(120)
             except Exception:

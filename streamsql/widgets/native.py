@@ -16,6 +16,7 @@ STEP_HEADER = ["Step", "Event", "This query released", "Spark emitted (batch)", 
 #: steps where the two sides released different rows are tinted, a row Spark dropped more so
 STYLE = ("<style>.streamsql-native-steps tr.differs td{background:#fff3c4}"
          ".streamsql-native-steps tr.dropped td{background:#fde0dd}</style>")
+#: (under a step whose rows differ, a row across the table says why: ``tr.note``)
 
 
 def step_rows(c: Comparison) -> list[list[str]]:
@@ -33,6 +34,20 @@ def diff_rows(c: Comparison) -> list[list[str]]:
     """One row per output row released at different steps (or by one side only)."""
     return [[c.row_text(r), "-" if r.ours is None else str(r.ours), "-" if r.spark is None else str(r.spark), r.why]
             for r in c.differing]
+
+
+def why_notes(c: Comparison) -> dict[int, list[str]]:
+    """The why-lines by the index of the step row they go under: the first step at which either
+    side released the row (where the step table first differs for it)."""
+    index = {s.step: i for i, s in enumerate(c.steps)}
+    out: dict[int, list[str]] = {}
+    for r in c.differing:
+        first = min(x for x in (r.ours, r.spark) if x is not None)
+        here = "-" if r.ours is None else f"step {r.ours}"
+        spark = "-" if r.spark is None else f"step {r.spark}"
+        out.setdefault(index.get(first, len(c.steps) - 1), []).append(
+            f"Why {c.row_text(r)} (this query: {here}, Spark: {spark}): {r.why}")
+    return out
 
 
 def why_lines(c: Comparison) -> list[str]:
@@ -70,14 +85,10 @@ class NativeView(StaticMixin, widgets.VBox):
     def _parts(self, head: bool = True) -> list[str]:
         c = self.comparison
         marks = ["dropped" if s.dropped else "differs" if _differs(s) else "" for s in c.steps]
-        parts = [html_lines(([title(c)] if head else []) + [summary(c)], "streamsql-native-title"),
-                 STYLE + html_table(STEP_HEADER, step_rows(c), "streamsql-native-steps", caption="Step by step",
-                                    row_classes=marks)]
-        if c.differing:
-            parts.append('<div style="font-family:monospace;font-size:12px;font-weight:bold;margin-top:6px">'
-                         'Rows released at different steps, and why</div>')
-            parts.append(html_lines(why_lines(c), "streamsql-native-why"))
-        return parts
+        # each row released at different steps is explained under the step where it first shows
+        return [html_lines(([title(c)] if head else []) + [summary(c)], "streamsql-native-title"),
+                STYLE + html_table(STEP_HEADER, step_rows(c), "streamsql-native-steps", caption="Step by step",
+                                   row_classes=marks, notes=why_notes(c))]
 
     def _html(self) -> str:
         return "".join(self._parts())

@@ -141,6 +141,24 @@ def window_rows(op, st: WindowsState, source: str) -> list[list[str]]:
     return out
 
 
+def state_step(q) -> int | None:
+    """The step the query's held and open state is as of, as the step table numbers it: the last
+    event on its input streams once a running query has caught up with them (an eclipsed bound
+    or a late row is a step of the step table but adds no trace record), else its last traced
+    step (None before any)."""
+    trace = getattr(q, "trace", None)
+    traced = trace[-1].step if trace else None
+    try:
+        if q.running and q.wb.runtime.caught_up(q):
+            events = q.wb.traced_events(q.start_step, q.plan.streams, last=1)
+            last = events[-1]["step"] if events else None
+            if last is not None and (traced is None or last > traced):
+                return last
+    except Exception:       # a runtime closing, a dropped stream: what the trace says
+        pass
+    return traced
+
+
 def held_rows(q, rec=None) -> list[dict]:
     """Rows the query's operators hold after the last traced step (or the step record ``rec``),
     each with what it waits for (``ContinuousQuery.trace``: ``waits`` the typed records,

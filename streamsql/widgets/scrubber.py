@@ -119,8 +119,9 @@ class StepState:
 
 class StepScrubber(LiveView, widgets.VBox):
     """A slider (with previous/next buttons; arrow keys move a focused slider) over the steps of
-    the query's input streams; below it, the query as it was after the chosen step. At the last
-    step it follows the query as each step is traced, and redraws at every one."""
+    the query's input streams, and where it is (:meth:`position`); below it, the query as it was
+    after the chosen step. At the last step it follows the query as each step is traced, and
+    redraws at every one; elsewhere it holds its step."""
 
     priority = 4
 
@@ -141,9 +142,12 @@ class StepScrubber(LiveView, widgets.VBox):
         self.prev.on_click(lambda _b: self.move(-1))
         self.next.on_click(lambda _b: self.move(1))
         self.panel = widgets.HTML()
+        self.where = widgets.HTML()          # "step 6 of 13 · following" / "· held at step 6"
+        self.where.add_class("streamsql-scrub-where")
         self.slider.observe(lambda _c: self.show(), names="value")
         self.panel_box = widgets.Box([self.panel], layout=widgets.Layout(overflow="auto"))
-        super().__init__([widgets.HBox([self.prev, self.slider, self.next]), self.panel_box])
+        super().__init__([widgets.HBox([self.prev, self.slider, self.next, self.where],
+                                       layout=widgets.Layout(align_items="center")), self.panel_box])
         self.add_class("streamsql-scrubber")
         self.follow(queries=[q], wb=q.wb)
         self.show()
@@ -199,16 +203,26 @@ class StepScrubber(LiveView, widgets.VBox):
                 self.slider.value = steps[-1] if follow or value not in steps else value
         self.show()
 
+    def position(self) -> str:
+        """Where the slider is: ``step 6 of 13 · following`` at the last step (it moves on with the
+        query), else ``step 6 of 13 · held at step 6`` (it stays there as the query goes on)."""
+        if not self.steps:
+            return "no steps yet · following"
+        k, n = self.slider.value, self.steps[-1]
+        return f"step {k} of {n} · " + ("following" if self.at_end() else f"held at step {k}")
+
     def state(self) -> StepState | None:
         """What the panel shows, as data (None before any event since the query started)."""
         return StepState(self.q, self.slider.value, self.limit) if self.steps else None
 
     def show(self) -> None:
         """Redraw the panel for the slider's step."""
+        self.where.value = (f'<span style="font-family:monospace;font-size:12px;margin-left:8px;'
+                            f'white-space:nowrap">{html.escape(self.position())}</span>')
         st = self.state()
         self.panel.value = st.html() if st is not None else html.escape("(no events since the query started)")
 
     def text(self) -> str:
-        """The panel as plain text."""
+        """The position and the panel as plain text."""
         st = self.state()
-        return st.text() if st is not None else "(no events since the query started)"
+        return self.position() + "\n" + (st.text() if st is not None else "(no events since the query started)")

@@ -53,6 +53,7 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
         self.steps_html = widgets.HTML()
         self.held_html = widgets.HTML()
         self.highlight: int | None = None     # a step the scrubber shows (marked in the live table)
+        self.sticky = False                   # the live table's header stays in sight (the workbench's box scrolls)
         self.scrubber = scrubber
         children = [self.steps_html, self.held_html]
         if scrubber is not None:
@@ -114,12 +115,13 @@ class StepTable(LiveView, StaticMixin, widgets.VBox):
     def refresh(self) -> None:
         """Redraw from the query's current state."""
         steps, held = self.static_parts()
-        if self.highlight is not None:
+        if self.highlight is not None or self.sticky:
             t = self.rows()
-            marks = ["at-step" if r and r[0] == str(self.highlight - self.base) else "" for r in t[1:]]
+            marks = ["at-step" if self.highlight is not None and r and r[0] == str(self.highlight - self.base) else ""
+                     for r in t[1:]]
             steps = ("<style>.streamsql-step-table tr.at-step td{background:#fff3c4}</style>"
                      + html_table(t[0], t[1:], "streamsql-step-table", caption=f"Steps of query {self.q.name}",
-                                  row_classes=marks))
+                                  row_classes=marks, sticky=self.sticky))
         with self.hold_sync():
             self.steps_html.value, self.held_html.value = steps, held
 

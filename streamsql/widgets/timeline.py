@@ -13,6 +13,8 @@ their stream's lane, with the message in the tooltip.
 draws it with Altair; :class:`TimelineView` keeps the drawing current as the query runs."""
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas  # noqa: F401 - Altair imports it on first use: here, on the importing thread, not half-way on the redrawing one
 import ipywidgets as widgets
@@ -24,10 +26,11 @@ from .openstate import agg_node, aggregate_nodes, partials_text
 from ..engine.runtime.trace_records import clock_targets
 from ..engine.types import format_value
 from .hooks import LiveView
+from .labels import FONT_SIZE, Box, place
 from .live import query_key, settled, snapshot
 from .render import ts
 from .static import StaticMixin, snapshot_html, spec_html
-from .openstate import held_rows
+from .openstate import held_rows, state_step
 from . import vega
 from .windowbands import NOT_A_BAND, band_layers, window_band_records, with_bands
 
@@ -154,9 +157,10 @@ def _pending_rows(wb, streams: list[str]) -> dict:
     return out
 
 
-def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
+def timeline_records(q, last: int = 500, width: int = 640) -> tuple[list[str], list[dict]]:
     """``(lanes, records)``: everything the timeline draws, one dict per mark, in a stable order
-    (the query's ``last`` input events and released rows, so a long replay stays drawable)."""
+    (the query's ``last`` input events and released rows, so a long replay stays drawable), its
+    step labels placed for a chart ``width`` px wide."""
     wb = q.wb
     streams = list(q.plan.streams)
     ops = q.trace[-1].operators if q.trace else ()
@@ -171,7 +175,8 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
 
     # input streams: rows, late rows, bounds (eclipsed, backwards or not), from the events the
     # query saw (bulk loads included); when it saw more than are drawn, every row binned too
-    recs += _input_records(wb, q, streams, last, pending)
+    events = _recent_events(wb, q, streams, last)
+    recs += _input_records(wb, q, streams, events, last, pending)
     for s in streams:
         try:
             c = wb.clock(s)
@@ -238,10 +243,18 @@ def timeline_records(q, last: int = 500) -> tuple[list[str], list[dict]]:
         recs.append(_rec("calc error", e.stream if e.stream in streams else "output", e.data_rowtime, step=e.step,
                          detail=f"{e.name}: {e.message}", values=e.data_row))
     recs += native_records(q)
-    recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])]
+    # every lane over the same steps: from the first step whose events and releases are all drawn
+    # (a query that saw more than ``last`` events, or released more than ``last`` rows, is drawn
+    # from the later of the two cuts on; the binned rows still cover every row, by rowtime)
+    cuts = ([events[0]["step"]] if len(events) >= last else []) + \
+        ([snap.rows[-last].step] if len(snap.rows) > last else [])
+    since = max(cuts) if cuts else None
+    recs = [r for r in recs if _real(r["t"]) and _real(r["t2"])
+            and (since is None or r["step"] is None or r["step"] >= since)]
     lanes, recs = _finish(q, streams, ops, op_lanes, side_lanes, with_bands(recs))
     if any(r["lane"] == NATIVE_LANE for r in recs):
         lanes.append(NATIVE_LANE)
+    _place_labels(lanes, recs, width)
     return lanes, recs
 
 
@@ -281,9 +294,8 @@ def native_layers(only, points) -> list:
             only(points, "spark dropped row").mark_point(shape="cross", size=110, filled=True)]
 
 
-def _input_records(wb, q, streams: list[str], last: int, pending: dict) -> list[dict]:
+def _input_records(wb, q, streams: list[str], events: list[dict], last: int, pending: dict) -> list[dict]:
     recs = []
-    events = _recent_events(wb, q, streams, last)
     for r in events:
         if r["kind"] == "row" and r["status"] == "ok" and (r["stream"], r["step"]) in pending:
             continue
@@ -361,7 +373,8 @@ def _input_lanes(ops: list[dict], op_lanes: list[str]) -> tuple[dict[str, list[s
 
 def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], list[dict]]:
     """The lanes in drawing order (an operator lane with several inputs only when it has marks),
-    and each record's tooltip step (``at``), spread (``dy``) and step label (see :func:`_label`)."""
+    and each record's tooltip step (``at``), spread (``dy``) and step label (see :func:`_label`;
+    placed by :func:`_place_labels` once the lanes are final)."""
     used = {r["lane"] for r in recs}
     lanes = list(streams)
     for lane in op_lanes:
@@ -369,14 +382,14 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
             lanes.append(lane)
         lanes += side_lanes.get(lane, [])
     lanes.append("output")
-    as_of = q.trace[-1].step if q.trace else None
+    as_of = state_step(q)
     for r in recs:
         r["at"] = (f"step {r['step']}" if r["step"] is not None
                    else f"after step {as_of}" if as_of is not None else "now")
         r["dy"] = 0
         r["label"] = ""
-        r["gprev"] = r["gnext"] = None
-        r["w"] = r["wprev"] = 0
+        r["lx"] = r["ly"] = 0.0
+        r["kmin"] = None
     # marks at the same lane and time are spread vertically, in record order
     spots: dict[tuple, list[dict]] = {}
     for r in recs:
@@ -395,10 +408,6 @@ def _finish(q, streams, ops, op_lanes, side_lanes, recs) -> tuple[list[str], lis
     return lanes, recs
 
 
-#: about how wide (pixels) a step label's characters are, and the room kept after one
-CHAR_PX, LABEL_PAD = 5.5, 4
-
-
 def _steps_text(steps: list[int]) -> str:
     """``8``, ``8,9``, ``8–10`` (a run), ``8…31`` (many): the steps of the marks at one spot."""
     steps = sorted(set(steps))
@@ -411,38 +420,70 @@ def _steps_text(steps: list[int]) -> str:
 
 def _label(spots: dict) -> None:
     """One label per spot (lane and time) that has event marks: their steps, on the spot's top
-    mark. Each label also carries how far (ms) the lane's previous and next labels are and how
-    wide (px) it and the previous one are: the chart draws a label only while, at the zoom shown,
-    it clears its neighbours (``label_fits``); the rest are in the tooltips and the step strip."""
-    lanes: dict[str, list[dict]] = {}
-    for (lane, _t), group in spots.items():
+    mark (the rest are in the tooltips and the step strip)."""
+    for (_lane, _t), group in spots.items():
         events = [r for r in group if r["what"] in LABELLED_KINDS and r["step"] is not None]
         if events:
-            top = events[0]
-            top["label"] = _steps_text([r["step"] for r in events])
-            top["w"] = round(CHAR_PX * len(top["label"]) + LABEL_PAD, 1)
-            lanes.setdefault(lane, []).append(top)
-    for labelled in lanes.values():
-        labelled.sort(key=lambda r: r["t"])
-        for a, b in zip(labelled, labelled[1:]):
-            a["gnext"] = b["gprev"] = b["t"] - a["t"]
-            b["wprev"] = a["w"]
+            events[0]["label"] = _steps_text([r["step"] for r in events])
+
+
+#: each kind of point mark's half width and half height (px) as drawn (a symbol of area ``size``
+#: is about ``sqrt(size)`` across, a circle ``2 * sqrt(size / pi)``, plus half its stroke; a tick
+#: is ``thickness`` wide and ``size`` tall); the bars (open windows, binned rows) are not here:
+#: labels may lie over them
+EXTENT = {
+    "row": (4.8, 4.8), "released row": (4.8, 4.8), "pending row": (5.3, 5.3), "spark row": (4.8, 4.8),
+    "late row": (5.3, 5.3), "calc error": (5.3, 5.3), "spark dropped row": (5.3, 5.3),
+    "kept row": (4.9, 4.9), "clock": (5.5, 5.5), "held row": (6.9, 6.9), "waits for": (6.3, 6.3),
+    "bound": (1.5, 11.0), "output bound": (1.5, 11.0), "eclipsed bound": (1.0, 11.0),
+    "backwards bound": (1.0, 11.0), "spark watermark": (1.5, 11.0),
+}
+#: pixels between two lanes (the chart's height is this times the number of lanes, at least 60)
+LANE_PX = 28
+
+
+def chart_height(lanes: list[str]) -> int:
+    return max(60, LANE_PX * len(lanes))
+
+
+def _place_labels(lanes: list[str], recs: list[dict], width: int) -> None:
+    """Each label's place beside its mark (``lx``, ``ly``: px from the lane's centre line at its
+    time) and the zoom (``kmin``, px per ms) from which it is drawn, clear of every drawn mark
+    and of the labels placed before it, the newest steps first (:func:`.labels.place`); a chart
+    ``width`` px wide shows them first at :func:`first_zoom`."""
+    height = chart_height(lanes)
+    step = height / len(lanes)                       # the point scale's step (padding 0.5)
+    centre = {lane: step * (i + 0.5) for i, lane in enumerate(lanes)}
+    shown = [r for r in recs if r["what"] in EXTENT and not r.get("stacked") and r["lane"] in centre]
+    marks = [Box(r["t"], centre[r["lane"]] + r["dy"], *EXTENT[r["what"]]) for r in shown]
+    order = sorted((i for i, r in enumerate(shown) if r["label"]), key=lambda i: -shown[i]["step"])
+    for i, p in zip(order, place(marks, [(i, shown[i]["label"]) for i in order], height, first_zoom(recs, width))):
+        r = shown[i]
+        r["lx"], r["ly"], r["kmin"] = p.dx, round(r["dy"] + p.dy, 1), p.kmin
+
+
+#: the x axis keeps this many pixels free at each end (its scale's padding)
+X_PADDING = 24
+
+
+def first_zoom(recs: list[dict], width: int) -> float:
+    """Pixels per millisecond of a chart ``width`` px wide as first drawn: its x scale spans the
+    drawn marks' times (bars' ends too), less :data:`X_PADDING` at each end."""
+    ts = [v for r in recs if not r.get("stacked") for v in (r["t"], r["t2"]) if v is not None]
+    span = (max(ts) - min(ts)) if ts else 0
+    return (width - 2 * X_PADDING) / span if span > 0 else math.inf
 
 
 def label_fits(r: dict, px_per_ms: float) -> bool:
     """Whether record ``r``'s label is drawn when the x axis shows ``px_per_ms`` pixels per
-    millisecond (the chart's own test, :data:`LABEL_TEST`, in Python)."""
-    if not r["label"]:
-        return False
-    return ((r["gnext"] is None or r["gnext"] * px_per_ms >= r["w"])
-            and (r["gprev"] is None or r["gprev"] * px_per_ms >= r["wprev"]))
+    millisecond (the chart's own test, :func:`_label_test`, in Python)."""
+    return bool(r["label"]) and r["kmin"] is not None and px_per_ms >= r["kmin"]
 
 
 def _label_test(width: int) -> str:
     """:func:`label_fits` as a Vega expression over the main chart's x scale as zoomed."""
-    px = f"({width} / max(1, domain('main_x')[1] - domain('main_x')[0]))"
-    return (f"(datum.gnext == null || datum.gnext * {px} >= datum.w) && "
-            f"(datum.gprev == null || datum.gprev * {px} >= datum.wprev)")
+    span = "max(1, domain('main_x')[1] - domain('main_x')[0])"
+    return f"isValid(datum.kmin) && {width} / {span} >= datum.kmin"
 
 
 #: events outside the step strip's brushed range fade (marks without a step never do)
@@ -474,7 +515,7 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     # a point scale: every mark is centred on its lane, and ``dy`` spreads marks from there
     y = alt.Y("lane:N", scale=alt.Scale(domain=list(lanes), type="point", padding=0.5), sort=list(lanes), title=None)
     dy = alt.YOffset("dy:Q", scale=None)
-    x = alt.X("t:T", scale=alt.Scale(type="utc", padding=24, nice=False),
+    x = alt.X("t:T", scale=alt.Scale(type="utc", padding=X_PADDING, nice=False),
               axis=alt.Axis(format="%H:%M:%S", title="rowtime (UTC): drag to pan, wheel to zoom, double-click to reset",
                             labelOverlap=True))
     faded = alt.condition(_BRUSHED, alt.value(1), alt.value(0.15))
@@ -485,7 +526,7 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
 
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name=ZOOM)
     points = base.encode(yOffset=dy, opacity=faded)
-    layers = [
+    layers = [     # the bars (open windows, window bands, binned rows) are the only marks step labels may cover
         only(base, "open window").transform_filter(NOT_A_BAND).mark_bar(opacity=0.3, height=16)
             .encode(x2="t2:T").add_params(zoom),
         *band_layers(only, base),
@@ -500,14 +541,18 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
         only(points, "clock").mark_point(shape="triangle-left", filled=True, size=120),
         only(points, "held row").mark_point(filled=False, size=110, strokeWidth=2),
         only(points, "waits for").mark_point(shape="diamond", filled=False, size=110, strokeWidth=2),
-        base.encode(yOffset=dy).transform_filter("datum.label != ''")
-            .mark_text(dx=7, dy=-7, align="left", fontSize=9)
-            .encode(text="label:N", color=alt.value("#444"),
-                    opacity=alt.condition(f"({_label_test(width)}) && ({_BRUSHED})", alt.value(1), alt.value(0))),
     ]
-    if NATIVE_LANE in lanes:                # before the step labels, so that they stay on top
-        layers[-1:-1] = native_layers(only, points)
-    main = alt.layer(*layers).properties(name="main", width=width, height=max(60, 28 * len(lanes)), title=name)
+    if NATIVE_LANE in lanes:
+        layers += native_layers(only, points)
+    # the step labels, each where :func:`_place_labels` put it, drawn from the zoom it needs on
+    # (an offset along a time axis is the text's ``dx``: Vega-Lite's xOffset channel needs a band scale)
+    layers.append(base.encode(yOffset=alt.YOffset("ly:Q", scale=None))
+                  .transform_filter("datum.label != ''")
+                  .mark_text(align="left", baseline="middle", fontSize=FONT_SIZE, dx=alt.ExprRef("datum.lx"))
+                  .encode(text="label:N", color=alt.value("#444"),
+                          opacity=alt.condition(f"({_label_test(width)}) && ({_BRUSHED})", alt.value(1),
+                                                alt.value(0))))
+    main = alt.layer(*layers).properties(name="main", width=width, height=chart_height(list(lanes)), title=name)
     brush = alt.selection_interval(encodings=["x"], name="steps")
     step_x = alt.X("step:Q", scale=alt.Scale(padding=12, zero=False, nice=False),
                    axis=alt.Axis(format="d", tickMinStep=1, labelExpr="datum.value % 1 ? '' : datum.label",
@@ -522,7 +567,10 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
     scrub = (alt.Chart().transform_filter("datum.what == 'scrubber step'")
              .mark_rule(color="#e6a700", strokeWidth=3).encode(x=step_x))
     strip = alt.layer(dots, scrub).properties(name="strip", width=width, height=max(40, 20 * len(step_lanes)))
-    return alt.vconcat(main, strip, data=data, spacing=6).resolve_scale(color="shared")
+    # room on the right: the legend's labels are measured once, when the chart is drawn, and a font
+    # that renders a few pixels wider than measured would be cut at the chart's edge
+    return (alt.vconcat(main, strip, data=data, spacing=6).resolve_scale(color="shared")
+            .properties(padding={"left": 5, "top": 5, "right": 16, "bottom": 5}))
 
 
 def drawn(recs: list[dict]) -> list[dict]:
@@ -539,7 +587,7 @@ def timeline_chart(q, width: int = 640, step: int | None = None) -> alt.VConcatC
     """The timeline as Altair charts over one inline data set (``spec["data"]["values"]``): the
     lanes across rowtime, and under them the same events across steps (the step table's Step);
     ``step`` (the step scrubber's) is marked on the step axis."""
-    lanes, recs = timeline_records(q)
+    lanes, recs = timeline_records(q, width=width)
     return _chart(f"Timeline of query {q.name}", *_layout(q, lanes, recs), width,
                   alt.Data(values=drawn(recs) + _scrub_record(step)))
 
@@ -606,7 +654,7 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
     def static_parts(self) -> list[str]:
         """The pieces of its static snapshot (HTML), in display order: the live chart's spec with
         its data inline (the same drawing as :meth:`chart`'s)."""
-        lanes, recs = timeline_records(self.q)
+        lanes, recs = timeline_records(self.q, width=self.width)
         spec = dict(self._spec_for(_layout(self.q, lanes, recs)))
         spec["data"] = {"values": drawn(recs) + _scrub_record(self.marked_step())}
         return [spec_html(spec)]
@@ -626,7 +674,7 @@ class TimelineView(LiveView, StaticMixin, widgets.VBox):
 
     def refresh(self) -> None:
         """Give the chart the query's current data (a new spec only when its shape changed)."""
-        lanes, recs = timeline_records(self.q)
+        lanes, recs = timeline_records(self.q, width=self.width)
         layout = _layout(self.q, lanes, recs)
         values = drawn(recs) + _scrub_record(self.marked_step())
         if layout != self._layout_shown:

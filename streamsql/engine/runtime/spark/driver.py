@@ -68,8 +68,11 @@ class SparkRuntime(Runtime):
         return spark
 
     def _end_startup(self, q) -> None:
-        if self._phase is not None and self._first == q.name:
-            phase, self._phase, self._first = self._phase, None, None
+        """The first query's first result is in: its start-up line stops (called by a wait and by
+        the first delivery, on different threads: a phase that ends twice ends once)."""
+        phase = self._phase
+        if phase is not None and self._first == q.name:
+            self._phase, self._first = None, None
             phase(None)
 
     def start(self, q, resume: bool = False) -> None:
@@ -107,6 +110,7 @@ class SparkRuntime(Runtime):
             if res.trace is not None:
                 q.trace.extend(res.trace.entries())
             q._deliver_table(res.rows, res.bounds)
+            self._end_startup(q)        # its first result is in (whether or not anyone waits)
             end = _batch_end(folder, res.batch_id)
             if end is not None:     # after the delivery: "caught up" means the views can show it
                 self.through[q.name] = max(self.through.get(q.name, -1), end)
