@@ -59,7 +59,10 @@ def _as_table(data, stream=None) -> pa.Table:
             except values.ValueRefused as e:
                 raise EventError(one_line(str(e), limit=300)) from None
         else:
-            return pa.table(cols)
+            try:
+                return pa.table(cols)
+            except (pa.ArrowException, TypeError, ValueError) as e:      # columns of unequal lengths
+                problem = e
         raise EventError(one_line(f"cannot load these columns: {problem}", limit=300)) from None
     raise EventError(f"cannot load {type(data).__name__}: give a pyarrow Table, a pandas DataFrame or a dict of columns")
 

@@ -447,8 +447,7 @@ class Workbench:
         if q.running:                  # everything committed so far (a stopped query: what it saw)
             end = self.last_step
             q.wait()
-        with self.lock:
-            return save_scenario(self, prefix, q, scratch=_scratch_workbench, from_start=from_start, end=end)
+        return save_scenario(self, prefix, q, scratch=_scratch_workbench, from_start=from_start, end=end)
 
     # ------------------------------------------------------------------ state
 

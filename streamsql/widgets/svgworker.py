@@ -17,7 +17,8 @@ import select
 import subprocess
 import sys
 
-from ..engine.locks import widget_lock
+if __name__ != "__main__":      # the worker's script (this file) needs none of the package
+    from ..engine.locks import widget_lock
 
 #: a drawing that takes longer than this is given up (the worker is restarted next time)
 TIMEOUT = 120.0
@@ -79,8 +80,9 @@ class SvgWorker:
             self._stop()
 
 
-WORKER = SvgWorker()
-atexit.register(WORKER.close)
+if __name__ != "__main__":      # the kernel's side (this file is also the worker's script)
+    WORKER = SvgWorker()
+    atexit.register(WORKER.close)
 
 
 #: the worker's niceness (a background job's)
