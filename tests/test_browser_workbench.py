@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from streamsql.widgets.timeline import COVERABLE_LAYERS
+
 from labsupport import (CHROMIUM, CHROMIUM_ARGS, OUT, PANEL, end_sessions, have_chromium, jupyterlab,
                         open_and_run_all, shot, write_notebook)
 
@@ -429,9 +431,10 @@ LABELS_JS = """e => [...e.querySelectorAll('.streamsql-vega g.mark-text.role-mar
 #: the point marks of a timeline's rowtime chart: its layers 2 and on (Vega names a mark's SVG group
 #: after it: main_layer_2_marks...), not the bars (layers 0 and 1), not the labels (text)
 MARKS_JS = """e => [...e.querySelectorAll('.streamsql-vega g.mark-symbol.role-mark, .streamsql-vega g.mark-rect.role-mark')]
-    .filter(g => { const m = /main_layer_(\\d+)_marks/.exec(g.getAttribute('class') || ''); return m && +m[1] >= 2; })
+    .filter(g => { const m = /main_layer_(\\d+)_marks/.exec(g.getAttribute('class') || ''); return m && +m[1] >= COVERABLE; })
     .flatMap(g => [...g.querySelectorAll('path')])
-    .map(p => { const r = p.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"""
+    .map(p => { const r = p.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })""".replace(
+    "COVERABLE", str(COVERABLE_LAYERS))
 
 
 def _labels(view) -> tuple[list, list]:
