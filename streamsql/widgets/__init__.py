@@ -32,8 +32,11 @@ def __getattr__(name):
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError(f"module 'streamsql.widgets' has no attribute {name!r}")
-    value = getattr(import_module(f".{where}", __name__), _RENAMED.get(name, name))
+    module = import_module(f".{where}", __name__)
+    value = getattr(module, _RENAMED.get(name, name))
     globals()[name] = value
+    if _LAZY.get(where) == where:       # importing ``exercise`` set the name to the submodule: the function
+        globals()[where] = getattr(module, where)
     return value
 
 
