@@ -10,7 +10,7 @@ the same run: the same query with ``trace=False``.
     .venv/bin/python benchmarks/bench_trace.py [--events 200000] [--steps 40] [--json out.json]
 
 ``STREAMSQL_CODE=<dir>`` runs another checkout's ``streamsql`` package (e.g. the code before the
-trace moved into the Spark stages, for the "before" figures in docs/benchmarks.md).
+trace moved into the Spark stages, for the "before" figures in docs/benchmarks-history.md).
 """
 from __future__ import annotations
 

@@ -40,7 +40,8 @@ def site(tmp_path_factory) -> Path:
 def test_strict_build_has_every_page(site):
     pages = ["index", "getting-started", "concepts", "semantics", "sql-reference", "magics", "api", "cli", "glossary",
              "howto/record", "howto/files", "howto/sinks", "howto/cluster", "howto/workspaces", "engine", "native",
-             "design", "benchmarks", "reliability", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
+             "design", "benchmarks", "benchmarks-history", "reliability", "about", "tutorials/index"]
+    pages += [f"tutorials/{t}" for t in TUTORIALS]
     absent = [p for p in pages if not (site / f"{p}.html").exists()]
     assert not absent, absent
     assert len(TUTORIALS) == 11
@@ -231,6 +232,39 @@ def test_measured_figures_are_quoted_once_on_the_benchmarks_page():
 def test_the_figures_check_catches_a_second_quote():
     readme = "The set-up also builds a class-data archive, which takes about 4 s off every start."
     assert re.search(_MEASURED["class-data archive"], readme, re.I)
+
+
+# --------------------------------------------------------------------------- benchmark results kept
+
+#: a benchmark's result file named on a docs page by its path from the project's root; ``DATE``
+#: stands for a run's date in the commands that write one
+_RESULT = re.compile(r"docs/[\w./-]+?\.json\b")
+
+
+def _result_citation_problems(pages: dict[str, str], files: set[str]) -> list[str]:
+    """Every result file kept under docs/ is cited by a page, every cited one is kept, and none is
+    named by a shortened path (``...-isolated.json``) that a reader cannot open."""
+    cited = {m for text in pages.values() for m in _RESULT.findall(text) if "DATE" not in m}
+    problems = [f"{f} is cited by no docs page" for f in sorted(files - cited)]
+    problems += [f"{f} is cited but not in the project" for f in sorted(cited - files)]
+    problems += [f"{page} names {m}, a shortened path" for page, text in pages.items()
+                 for m in re.findall(r"\.\.\.[\w.-]*\.json", text)]
+    return problems
+
+
+def test_every_benchmark_result_is_cited_and_every_cited_one_is_kept():
+    pages = {str(p.relative_to(ROOT)): p.read_text() for p in sorted(DOCS.rglob("*.md")) if "_build" not in p.parts}
+    files = {str(p.relative_to(ROOT)) for p in DOCS.rglob("*.json") if "_build" not in p.parts}
+    assert len(files) > 10 and "docs/benchmarks.md" in pages and "docs/benchmarks-history.md" in pages
+    assert _result_citation_problems(pages, files) == []
+
+
+def test_the_results_check_catches_an_uncited_file_a_missing_one_and_a_shortened_path():
+    pages = {"docs/a.md": "`docs/benchmarks/x-1.json`, `docs/benchmarks/y-DATE.json` and `...-z.json`"}
+    assert _result_citation_problems(pages, {"docs/benchmarks/x-1.json", "docs/benchmarks/w.json"}) == [
+        "docs/benchmarks/w.json is cited by no docs page", "docs/a.md names ...-z.json, a shortened path"]
+    assert _result_citation_problems(pages, set()) == [
+        "docs/benchmarks/x-1.json is cited but not in the project", "docs/a.md names ...-z.json, a shortened path"]
 
 
 # --------------------------------------------------------------------------- nothing read from outside

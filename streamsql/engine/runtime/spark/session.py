@@ -81,7 +81,7 @@ INSTALL_HINT = (
 #: A micro-batch of a few events runs mostly Spark's planning and bookkeeping, code that C2 keeps
 #: recompiling for the first hundreds of batches: with both compilers, C2 took half the JVM's CPU
 #: per click in a lesson (0.7 of 1.4 s for five queries), on cores the kernel and the browser
-#: share. The engine's own queries replay as fast with C1 alone (docs/benchmarks.md, "The
+#: share. The engine's own queries replay as fast with C1 alone (docs/benchmarks-history.md, "The
 #: quick compiler"); Spark's JVM-only hot loops (a batch window function over millions of rows)
 #: run several times slower, so a long run of those wants ``full``.
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
