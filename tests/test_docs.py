@@ -357,3 +357,49 @@ def test_code_tests_and_benchmarks_cite_only_what_a_reader_can_open():
 def test_the_reference_check_catches_what_a_reader_cannot_follow(text):
     assert _unfollowable("x.py", f'"""{text}"""')
 
+
+# --------------------------------------------------------------------------- environment variables
+
+_ENV_READ = re.compile(r"""os\.(?:environ\.get|getenv)\(\s*([^,)]+)|os\.environ\[([^]]+)\](?!\s*=[^=])|([^\s(]+)\s+in\s+os\.environ\b(?!\.)""")
+
+
+def _environment_reads(path: str, text: str) -> list[str]:
+    """The variables this module reads from ``os.environ``, as written (a literal or an expression)."""
+    return [next(g for g in m.groups() if g).strip() for m in _ENV_READ.finditer(text)]
+
+
+def _variables_in_api_table(page: str) -> list[str]:
+    section = page.split("## Settings from the environment", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `(STREAMSQL_[A-Z_]+)`", section, re.M)
+
+
+def test_every_environment_variable_is_read_in_one_module_and_listed_in_one_table():
+    """``engine/environment.py`` is the only module that reads a ``STREAMSQL_*`` variable (the
+    others read only the standard ones, by name), each by one function, and docs/api.md's table
+    lists exactly the ones it reads."""
+    env_module = ROOT / "streamsql" / "engine" / "environment.py"
+    elsewhere = {}
+    for p in sorted((ROOT / "streamsql").rglob("*.py")):
+        if p != env_module:
+            for read in _environment_reads(str(p), p.read_text()):
+                if "STREAMSQL_" in read or not re.fullmatch(r"""(["'])[A-Z_]+\1""", read):
+                    elsewhere.setdefault(str(p.relative_to(ROOT)), []).append(read)
+    assert elsewhere == {}
+    source = env_module.read_text()
+    read = re.findall(r"""_get\(\s*"(STREAMSQL_[A-Z_]+)\"""", source)
+    named = dict(re.findall(r"""^([A-Z_]+) = "(STREAMSQL_[A-Z_]+)\"""", source, re.M))
+    read += [named[n] for n in re.findall(r"_get\(\s*([A-Z_]+)\b", source)]
+    assert len(read) == len(set(read)) >= 15, read        # one function each
+    table = _variables_in_api_table((DOCS / "api.md").read_text())
+    assert len(table) == len(set(table))
+    assert set(table) == set(read)
+
+
+@pytest.mark.parametrize("line", ['mode = os.environ.get("STREAMSQL_ENGINE", "auto")', "x = os.getenv(NAME)",
+                                  "if 'STREAMSQL_LOCKDEP' in os.environ:", 'v = os.environ["STREAMSQL_JIT"]'])
+def test_the_environment_check_catches_a_read_outside_its_module(line):
+    assert _environment_reads("x.py", line)
+
+
+def test_the_environment_check_lets_a_write_pass():
+    assert _environment_reads("x.py", 'os.environ["STREAMSQL_FORK_CONNECT"] = "1"') == []
