@@ -18,13 +18,10 @@ _LAZY = {
     "StartupView": "startup", "held_rows": "openstate", "StepTable": "steps", "query_step_table": "steps",
     "TimelineView": "timeline", "timeline_chart": "timeline", "timeline_records": "timeline",
     "enable_altair": "vegalite",
-    #: the old name of :class:`TimelineView`, kept for notebooks that use it
-    "Timeline": "timeline",
 }
-_RENAMED = {"Timeline": "TimelineView"}
 
 __all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
-           "StepTable", "TimelineView", "Timeline", "timeline_chart", "timeline_records", "query_step_table",
+           "StepTable", "TimelineView", "timeline_chart", "timeline_records", "query_step_table",
            "held_rows", "enable_altair", "StartupView", "StepScrubber", "StepState"]
 
 
@@ -32,7 +29,7 @@ def __getattr__(name):
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError(f"module 'streamsql.widgets' has no attribute {name!r}")
-    value = getattr(import_module(f".{where}", __name__), _RENAMED.get(name, name))
+    value = getattr(import_module(f".{where}", __name__), name)
     globals()[name] = value
     return value
 
