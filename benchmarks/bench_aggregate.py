@@ -1,4 +1,4 @@
-"""Aggregation benchmarks (issue 3), beside Spark's native aggregation in the same run.
+"""Aggregation benchmarks (streaming GROUP BY and OVER windows), beside Spark's native aggregation in the same run.
 
 ``--events`` trades (``--tickers`` tickers, one every 100 ms of event time, i.e. about 28 hours
 for a million) replayed from the event log through:

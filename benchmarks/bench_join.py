@@ -1,4 +1,4 @@
-"""Window-join benchmark (issue 4), beside Spark's native stream-stream interval join.
+"""Window-join benchmark, beside Spark's native stream-stream interval join.
 
 ``--events`` orders and as many trades (random order ids), interleaved in time, a bound on each
 stream every ``--bound-every`` events, replayed from the event log through

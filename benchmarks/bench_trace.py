@@ -1,4 +1,4 @@
-"""What the per-step trace costs on Spark (issue 11), each figure beside its baseline measured in
+"""What the per-step trace costs on Spark, each figure beside its baseline measured in
 the same run: the same query with ``trace=False``.
 
 (a) Bulk load: ``--events`` events (``Workbench.load``) into a stream read by one GROUP BY, until

@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import json
 import logging
-import os
 import shutil
 import weakref
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from . import lateness, statements
+from . import environment, lateness, statements
 from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
@@ -84,7 +83,7 @@ class Workbench:
         check_engine(engine)
         #: a Spark Connect endpoint (``sc://host:port``; None: the environment's ``STREAMSQL_REMOTE``,
         #: else the shared engine or this process's Spark, see ``docs/engine.md``)
-        self.remote = remote or os.environ.get("STREAMSQL_REMOTE") or None
+        self.remote = remote or environment.remote()
         self._tmp = None
         self._ws_lock: WorkspaceLock | None = None
         self.read_only = bool(read_only)
@@ -113,7 +112,7 @@ class Workbench:
     def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps) -> None:
         self.engine = engine
         #: the Spark master URL (None: ``local[*]``); a cluster's workers must read ``path``
-        self.master = master or os.environ.get("STREAMSQL_MASTER") or None
+        self.master = master or environment.master()
         self.buckets = max(1, int(buckets))
         self.batch_events = batch_events
         if reader not in ("simple", "parallel"):

@@ -18,13 +18,10 @@ _LAZY = {
     "StartupView": "startup", "held_rows": "openstate", "StepTable": "steps", "query_step_table": "steps",
     "TimelineView": "timeline", "timeline_chart": "timeline", "timeline_records": "timeline",
     "enable_altair": "vegalite",
-    #: the old name of :class:`TimelineView`, kept for notebooks that use it
-    "Timeline": "timeline",
 }
-_RENAMED = {"Timeline": "TimelineView"}
 
 __all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
-           "StepTable", "TimelineView", "Timeline", "timeline_chart", "timeline_records", "query_step_table",
+           "StepTable", "TimelineView", "timeline_chart", "timeline_records", "query_step_table",
            "held_rows", "enable_altair", "StartupView", "StepScrubber", "StepState"]
 
 
@@ -33,7 +30,7 @@ def __getattr__(name):
     if where is None:
         raise AttributeError(f"module 'streamsql.widgets' has no attribute {name!r}")
     module = import_module(f".{where}", __name__)
-    value = getattr(module, _RENAMED.get(name, name))
+    value = getattr(module, name)
     globals()[name] = value
     if _LAZY.get(where) == where:       # importing ``exercise`` set the name to the submodule: the function
         globals()[where] = getattr(module, where)
