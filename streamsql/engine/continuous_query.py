@@ -171,7 +171,7 @@ class ContinuousQuery:
         self.processed_step = max(self.processed_step, step)
 
     def fail(self, message: str, *, keep_first: bool = False, stopped: bool = True, notify: bool = True) -> None:
-        """The runtime's word that the query failed: ``message`` becomes its :attr:`error`
+        """The runtime's word that the query failed: ``message`` becomes its ``error``
         (``keep_first``: unless it has one already); ``stopped``: it runs no more; ``notify``:
         its state listeners hear of it (a failing wait raises instead)."""
         if not keep_first or self.error is None:

@@ -201,7 +201,7 @@ class Workbench:
 
     def save_catalog(self, c: Catalog | None = None) -> None:
         """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
-        after a change of definitions (the commit point of an append is :meth:`Commits.snapshot`,
+        after a change of definitions (the commit point of an append is ``commits.snapshot``,
         which this is)."""
         self.commits.snapshot(c)
 
@@ -496,7 +496,8 @@ def _option(name: str) -> property:
         raise AttributeError(f"Workbench.{name} is a runtime option, told to the runtime when the workbench is "
                              f"made: give it as Workbench(..., {name}=...) or in its options=RuntimeOptions(...)")
     return property(lambda wb: getattr(wb.options, name), refuse,
-                    doc=f"The runtime option ``{name}`` (read-only: see :class:`RuntimeOptions`).")
+                    doc=f"The runtime option ``{name}`` (read-only: see "
+                        f":class:`~streamsql.engine.runtime.options.RuntimeOptions`).")
 
 
 # wb.master, wb.buckets, ...: the options, read-only (setting one raises: a runtime is told them

@@ -1,9 +1,9 @@
 """The one seam between the workbench and an engine: everything a query needs from a runtime.
 
 The workbench picks its runtime once (:func:`~streamsql.engine.runtime.engines.make_runtime`);
-nothing else compares engine names. A runtime is made with a host (:mod:`.port`: what it may ask
-of the workspace) and its options (:mod:`.options`), never with the workbench. A runtime runs continuous queries (``start``/``stop``/
-``wait``), may see each event before its commit (``in_process``: the local runtime steps its
+nothing else compares engine names. A runtime is made with a host (``runtime/port.py``: what it
+may ask of the workspace) and its options (``runtime/options.py``), never with the workbench. It
+runs continuous queries (``start``/``stop``/``wait``), may see each event before its commit (``in_process``: the local runtime steps its
 queries inline so that rows an operator refuses reach the error stream at their own step), and
 hosts the engine-specific parts of relational queries, foreign streams, file sinks and explain.
 The engine-independent parts of those stay in the engine: the order rules of relational
