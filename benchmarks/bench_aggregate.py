@@ -1,4 +1,4 @@
-"""Aggregation benchmarks (issue 3), beside Spark's native aggregation in the same run.
+"""Aggregation benchmarks (streaming GROUP BY and OVER windows), beside Spark's native aggregation in the same run.
 
 ``--events`` trades (``--tickers`` tickers, one every 100 ms of event time, i.e. about 28 hours
 for a million) replayed from the event log through:
@@ -43,7 +43,7 @@ from streamsql.engine.sql import analyze  # noqa: E402
 
 #: Spark's own queries here are the baselines: the driver JVM runs with both compilers (C1 and C2), at
 #: which Spark's JVM-only hot loops are fastest (the default, STREAMSQL_JIT=quick, runs them several
-#: times slower; docs/benchmarks.md, "The quick compiler"), unless the environment says otherwise
+#: times slower; docs/benchmarks-history.md, "The quick compiler"), unless the environment says otherwise
 os.environ.setdefault("STREAMSQL_JIT", "full")
 
 BASE = 1160442000000

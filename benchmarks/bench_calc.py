@@ -1,4 +1,4 @@
-"""What the calculator-error checks (issue 19) cost, beside the same queries without them, in the
+"""What the calculator-error checks (the semantics, section 1) cost, beside the same queries without them, in the
 same run.
 
 (a) Checked vs unchecked Spark SQL, one process: an arithmetic projection and filter (the
@@ -6,7 +6,7 @@ same run.
     log, with the checks rendered (``try_*`` forms and an error flag per branch) and with the
     unchecked forms (``Workbench(..., check_calc_errors=False)``: wrap-around and NULLs).
 (b) The benchmarks' own queries (bench_core's UNION ALL, bench_aggregate's tumbling GROUP BY and
-    sliding AVG, bench_join's window join), with this tree vs the engine before issue 19
+    sliding AVG, bench_join's window join), with this tree vs an engine without the checks
     (``--before``, a git revision: extracted with ``git archive``), each in its own process
     (Spark's workers import the engine), alternating after/before/after/before; best of two.
 

@@ -1,4 +1,4 @@
-"""Engine-core benchmarks (issue 2), each beside its baseline measured in the same run.
+"""Engine-core benchmarks (step latency and throughput), each beside its baseline measured in the same run.
 
 (a) Step latency: one injected event to its released row visible in Python, median over
     ``--steps`` steps, for a filter and a two-input UNION ALL; the floor is a bare Structured

@@ -1,4 +1,4 @@
-"""Window-join benchmark (issue 4), beside Spark's native stream-stream interval join.
+"""Window-join benchmark, beside Spark's native stream-stream interval join.
 
 ``--events`` orders and as many trades (random order ids), interleaved in time, a bound on each
 stream every ``--bound-every`` events, replayed from the event log through
@@ -37,7 +37,7 @@ from streamsql.engine.sql import analyze  # noqa: E402
 
 #: Spark's own queries here are the baselines: the driver JVM runs with both compilers (C1 and C2), at
 #: which Spark's JVM-only hot loops are fastest (the default, STREAMSQL_JIT=quick, runs them several
-#: times slower; docs/benchmarks.md, "The quick compiler"), unless the environment says otherwise
+#: times slower; docs/benchmarks-history.md, "The quick compiler"), unless the environment says otherwise
 os.environ.setdefault("STREAMSQL_JIT", "full")
 
 BASE = 1160442000000

@@ -1,4 +1,4 @@
-"""Query start (issue 26): a new query's first released row on a warm engine, per shape, beside a
+"""Query start: a new query's first released row on a warm engine, per shape, beside a
 bare Structured Streaming query (rate source -> ``foreachBatch``) on the same engine, in one run.
 
 Each figure is the time from ``wb.query(...)`` through the events that release a row to the first

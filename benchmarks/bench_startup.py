@@ -1,4 +1,4 @@
-"""Start-up (issue 12): from a cold interpreter to the first released row of a one-filter query
+"""Start-up: from a cold interpreter to the first released row of a one-filter query
 (``Workbench`` -> ``query`` -> ``insert`` -> ``wait``), each run in a fresh process, median of
 ``--runs``, with the phases of each: interpreter, imports, workbench open, Spark (JVM and
 session, or the wait for the background start), the query's plan, its first micro-batch.

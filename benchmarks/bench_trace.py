@@ -1,4 +1,4 @@
-"""What the per-step trace costs on Spark (issue 11), each figure beside its baseline measured in
+"""What the per-step trace costs on Spark, each figure beside its baseline measured in
 the same run: the same query with ``trace=False``.
 
 (a) Bulk load: ``--events`` events (``Workbench.load``) into a stream read by one GROUP BY, until
@@ -10,7 +10,7 @@ the same run: the same query with ``trace=False``.
     .venv/bin/python benchmarks/bench_trace.py [--events 200000] [--steps 40] [--json out.json]
 
 ``STREAMSQL_CODE=<dir>`` runs another checkout's ``streamsql`` package (e.g. the code before the
-trace moved into the Spark stages, for the "before" figures in docs/benchmarks.md).
+trace moved into the Spark stages, for the "before" figures in docs/benchmarks-history.md).
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def workbench(query=None, **kw):
 
 def exercise(name, **kw):
     """A saved scenario (``%streamsql save NAME``) as an exercise: its output hidden, the student
-    predicts the step of each output row, then checks; see :func:`streamsql.widgets.exercise`."""
+    predicts the step of each output row, then checks (a :class:`streamsql.widgets.Exercise`)."""
     from .widgets import exercise as _exercise
     return _exercise(name, **kw)
 

@@ -1,4 +1,4 @@
-"""The malformed-SQL corpus of tests/test_bad_sql.py (issue 13, item 5): every statement of the
+"""The malformed-SQL corpus of tests/test_bad_sql.py (docs/reliability.md): every statement of the
 scenario scripts (streamsql/scenarios, tests/scenarios) and of the notebooks' ``%%streamsql`` cells, truncated at
 token boundaries and mutated (a token deleted, doubled, swapped with the next, replaced by or
 preceded with a junk token). Deterministic (a fixed seed), so the counts in docs/reliability.md

@@ -1,4 +1,4 @@
-"""Streaming GROUP BY and SELECT STREAM DISTINCT (SEMANTICS.md 1 and 3, 3.3; issue 3).
+"""Streaming GROUP BY and SELECT STREAM DISTINCT (the semantics, sections 1, 3 and 3.3).
 
 Every expected table below is derived by hand from the rules; the derivation is written next to
 it. Times are on 2006-10-10. ``F`` is the operator's earliest possible stamp, ``present`` the

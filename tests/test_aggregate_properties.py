@@ -1,4 +1,4 @@
-"""Properties of streaming GROUP BY and DISTINCT (issue 3): for random event sequences over three
+"""Properties of streaming GROUP BY and DISTINCT (the semantics, section 3.3): for random event sequences over three
 streams (rows with NULL keys and values, repeated rowtimes, bounds, occasional late rows), the
 final output of each query equals the relational result a Spark *batch* query computes over the
 rows the catalog accepted, and released rows never go backwards in stamp.

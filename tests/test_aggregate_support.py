@@ -8,7 +8,7 @@ Events are written compactly, on the day 2006-10-10 unless a full timestamp is g
 
 :func:`run` replays them through one query and returns the released rows as
 ``(step, "HH:MM[:SS[.fff]]", {column: value})`` and the output bound after every step where it
-changed, so a test compares against a table derived by hand from SEMANTICS.md.
+changed, so a test compares against a table derived by hand from the semantics (docs/semantics.md).
 """
 from __future__ import annotations
 

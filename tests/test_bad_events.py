@@ -1,4 +1,4 @@
-"""Malformed event files and values (issue 13, item 5), through ``streamsql replay`` (its main(),
+"""Malformed event files and values (docs/reliability.md), through ``streamsql replay`` (its main(),
 and a real process for the exit status) and through the API. A file that is not one event per
 line stops before anything runs, with one line naming file and line (status 2); an event whose
 values do not fit is refused at its step with a message naming stream and column, nothing of it

@@ -1,4 +1,4 @@
-"""Malformed files in a foreign stream's directory (issue 13, item 5): bytes that are not text in
+"""Malformed files in a foreign stream's directory (docs/reliability.md): bytes that are not text in
 the stream's encoding, a Parquet file the pattern happens to match, NUL bytes, unbalanced
 quotes, wrong field counts, empty and header-only files, a 10 MB field, values that do not fit,
 CRLF line ends. Every bad record goes to the error stream with its file and line (a one-line

@@ -1,4 +1,4 @@
-"""Malformed SQL through the whole workbench (issue 13, item 5): the corpus of tests/sql_corpus.py
+"""Malformed SQL through the whole workbench (docs/reliability.md): the corpus of tests/sql_corpus.py
 (every statement of the scenario scripts and notebooks, truncated and mutated) and hypothesis
 token soup go through ``Workbench.execute`` on the local runtime. Every one either runs (a
 mutation can still be valid SQL) or raises SqlError with a position inside the text and a

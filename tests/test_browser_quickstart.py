@@ -119,7 +119,7 @@ WORKBENCH_CELLS = [
 
 
 def test_workbench_refuses_bad_values_stamps_blank_rowtimes_reruns_and_stops(lab):
-    """Issue 18's browser acceptance: 3.7 in an INTEGER field and 1,5 in a DOUBLE field insert
+    """The injector in the browser: 3.7 in an INTEGER field and 1,5 in a DOUBLE field insert
     nothing and say why inline; a blank ROWTIME on a 2006 stream is stamped at its clock; rerunning
     the query cell leaves one query and no error; Stop stops it. Screenshots in test-output/."""
     from playwright.sync_api import sync_playwright
@@ -248,10 +248,10 @@ OPEN_CELLS = [
 
 
 def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
-    """Issue 18 item 4: after two rows, nothing is released, and the GROUP BY's workbench shows the
-    open group, its COUNT and SUM so far and the clock that closes it (from Spark's typed trace).
-    Issue 14 item 1: the step scrubber's handle dragged back to step 1 (the group then held one
-    row), the arrow key forward, the button back; Stop stops the query. Screenshots in test-output/."""
+    """What a query holds, in the browser: after two rows, nothing is released, and the GROUP BY's
+    workbench shows the open group, its COUNT and SUM so far and the clock that closes it (from
+    Spark's typed trace). The step scrubber: its handle dragged back to step 1 (the group then
+    held one row), the arrow key forward, the button back; Stop stops the query. Screenshots in test-output/."""
     from playwright.sync_api import sync_playwright
 
     name = "open_group_check.ipynb"
@@ -277,7 +277,7 @@ def test_group_by_workbench_shows_the_open_group_and_scrubs_back(lab):
             assert view.locator(".streamsql-query .streamsql-rows").first.get_attribute("data-rows") == "0"
             _shot(page, view, "workbench-open-group.png")
 
-            # issue 14 item 1: back to step 1 with the scrubber (the button, then the arrow keys),
+            # back to step 1 with the scrubber (the button, then the arrow keys),
             # in the workbench's "Back to step" tab
             view.locator(".streamsql-workbench-tabs .lm-TabBar-tab", has_text="Back to step").click()
             scrub = view.locator(".streamsql-scrubber").first

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from streamsql.widgets.timeline import COVERABLE_LAYERS
+
 from labsupport import (CHROMIUM, CHROMIUM_ARGS, OUT, PANEL, end_sessions, have_chromium, jupyterlab,
                         open_and_run_all, shot, write_notebook)
 
@@ -429,9 +431,10 @@ LABELS_JS = """e => [...e.querySelectorAll('.streamsql-vega g.mark-text.role-mar
 #: the point marks of a timeline's rowtime chart: its layers 2 and on (Vega names a mark's SVG group
 #: after it: main_layer_2_marks...), not the bars (layers 0 and 1), not the labels (text)
 MARKS_JS = """e => [...e.querySelectorAll('.streamsql-vega g.mark-symbol.role-mark, .streamsql-vega g.mark-rect.role-mark')]
-    .filter(g => { const m = /main_layer_(\\d+)_marks/.exec(g.getAttribute('class') || ''); return m && +m[1] >= 2; })
+    .filter(g => { const m = /main_layer_(\\d+)_marks/.exec(g.getAttribute('class') || ''); return m && +m[1] >= COVERABLE; })
     .flatMap(g => [...g.querySelectorAll('path')])
-    .map(p => { const r = p.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"""
+    .map(p => { const r = p.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })""".replace(
+    "COVERABLE", str(COVERABLE_LAYERS))
 
 
 def _labels(view) -> tuple[list, list]:
@@ -451,3 +454,64 @@ def _labels(view) -> tuple[list, list]:
             if meet(a[1:], m, 1.0):
                 out.append((a[0], "a mark"))
     return boxes, out
+
+
+#: the seed's eight orders (notebook 10) into a hop of 7,007 s emitted hourly and sessions per
+#: product: window views whose bands, open windows and tables must fit too
+WINDOW_CELLS = [
+    "%load_ext streamsql",
+    "%%streamsql\nCREATE STREAM Orders (productId INTEGER, orderId INTEGER, units INTEGER)",
+    "%%streamsql --name hops -o hops --workbench\n"
+    "SELECT STREAM window_start, window_end, COUNT(*) AS c, SUM(units) AS units\n"
+    "FROM TABLE(HOP(TABLE Orders, DESCRIPTOR(ROWTIME),\n"
+    "               INTERVAL '1' HOUR, INTERVAL '7007' SECOND, INTERVAL '193' SECOND))\n"
+    "GROUP BY window_start, window_end",
+    "%%streamsql --name sessions -o sessions --workbench\n"
+    "SELECT STREAM SESSION_START(ROWTIME, INTERVAL '30' MINUTE) AS sessionStart,\n"
+    "  productId, COUNT(*) AS c, SUM(units) AS units\n"
+    "FROM Orders\nGROUP BY SESSION(ROWTIME, INTERVAL '30' MINUTE), productId",
+    "wb = hops.wb\n"
+    "for t, p, o, u in [('10:17:00', 30, 5, 4), ('10:17:05', 10, 6, 1), ('10:18:05', 20, 7, 2),\n"
+    "                   ('10:18:07', 30, 8, 20), ('11:02:00', 10, 9, 6), ('11:04:00', 10, 10, 1),\n"
+    "                   ('11:09:30', 40, 11, 12), ('11:24:11', 10, 12, 4)]:\n"
+    "    wb.insert('Orders', {'productId': p, 'orderId': o, 'units': u}, rowtime='2015-02-15 ' + t)\n"
+    "for q in (hops, sessions):\n"
+    "    q.wait()",
+]
+
+
+def test_window_workbenches_fit_1280_px_beside_the_file_browser(lab):
+    """A hop's and a session's workbench after the seed's eight orders, at 1280x800 beside the
+    file browser: nothing runs past its output, the legend is whole, no step label overlaps a
+    label or a mark, and the open windows say what closes them. Screenshots for the docs."""
+    from playwright.sync_api import sync_playwright
+
+    name = "windows.ipynb"
+    write_notebook(lab["root"] / name, WINDOW_CELLS)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            open_and_run_all(page, lab, name, len(WINDOW_CELLS))
+            page.wait_for_timeout(2500)
+            text = page.locator(PANEL).locator(".jp-Notebook").inner_text()
+            assert "Traceback" not in text and "error:" not in text, text[-2000:]
+            _file_browser(page, True)
+            for label, i, released in (("hop", 2, "1 row released"), ("session", 3, "3 rows released")):
+                view = _cell(page, i).locator(".streamsql-workbench").first
+                view.scroll_into_view_if_needed()
+                status = view.locator(".streamsql-status").first
+                deadline = time.time() + 60
+                while released not in status.inner_text() and time.time() < deadline:
+                    page.wait_for_timeout(250)
+                assert released in status.inner_text(), (label, status.inner_text())
+                chart = view.locator(".streamsql-vega[data-points]").first
+                _drawn(page, chart, 8)
+                assert _cell(page, i).locator(".jp-OutputArea").first.evaluate(TOO_WIDE_JS) == [], label
+                assert view.evaluate(LEGEND_JS) == [], label
+                drawn, overlaps = _labels(view)
+                assert drawn and overlaps == [], (label, overlaps)
+                assert "when ORDERS reaches" in view.inner_text(), label     # what closes an open window
+                _shoot(page, view, f"workbench-{label}-8.png")
+        finally:
+            browser.close()

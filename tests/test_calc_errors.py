@@ -1,4 +1,4 @@
-"""Calculator errors (SEMANTICS.md 1 and 5, issue 19): per error kind and per clause, the row that
+"""Calculator errors (the semantics, sections 1 and 5): per error kind and per clause, the row that
 cannot be computed produces nothing at its operator, counts as a bound, goes to ERRORS with its
 message, and the query goes on. Expected outcomes are worked out from the rules in comments.
 

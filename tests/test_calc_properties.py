@@ -1,7 +1,8 @@
-"""Property (issue 19): random integer and floating-point expressions over random rows give the
-value of exact arithmetic where it fits the expression's type, and a calculator error wherever
-the exact result is out of range or undefined -- in the Python evaluator, in the Spark SQL it is
-rendered to, and through both runtimes (the same rows, the same errors at the same steps).
+"""Calculator errors (the semantics, section 1), as a property: random integer and floating-point
+expressions over random rows give the value of exact arithmetic where it fits the expression's
+type, and a calculator error wherever the exact result is out of range or undefined -- in the
+Python evaluator, in the Spark SQL it is rendered to, and through both runtimes (the same rows,
+the same errors at the same steps).
 
 The oracle follows the typed tree the dialect builds (SQL typing decides each node's type): an
 integer node is exact integer arithmetic (division truncated toward zero) that must fit its

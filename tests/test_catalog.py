@@ -1,4 +1,4 @@
-"""The catalog's rules (SEMANTICS.md section 2), checked on the catalog itself: what leaves a
+"""The catalog's rules (the semantics, section 2), checked on the catalog itself: what leaves a
 stream, late rows, producers, bounds. Engine-independent."""
 import json
 import logging

@@ -1,4 +1,4 @@
-"""Nothing lost under kill -9 (issue 13, item 3). A child process appends events to two streams
+"""Nothing lost under kill -9 (docs/reliability.md). A child process appends events to two streams
 read by a GROUP BY and a window join on Spark; the test kills it with SIGKILL at random moments
 (while it appends, while Spark runs a micro-batch, while it checkpoints: the child runs all three
 at once), and each time a new child reopens the workspace (taking over the dead one's lock) and

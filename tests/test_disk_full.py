@@ -1,4 +1,4 @@
-"""Disk full during an append (issue 13, item 5): the append fails with one clear line, the
+"""Disk full during an append (bad input loses nothing, docs/reliability.md): the append fails with one clear line, the
 workbench is exactly as before it, a reader sees the last commit, and once space is back the
 session goes on and a reopened workspace holds exactly what was committed (checked in
 tests/disk_full_child.py, which runs in its own process). Two honest ways to run out of space:

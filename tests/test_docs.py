@@ -40,7 +40,8 @@ def site(tmp_path_factory) -> Path:
 def test_strict_build_has_every_page(site):
     pages = ["index", "getting-started", "concepts", "semantics", "sql-reference", "magics", "api", "cli", "glossary",
              "howto/record", "howto/files", "howto/sinks", "howto/cluster", "howto/workspaces", "engine", "native",
-             "design", "benchmarks", "reliability", "about", "tutorials/index"] + [f"tutorials/{t}" for t in TUTORIALS]
+             "design", "benchmarks", "benchmarks-history", "reliability", "about", "tutorials/index"]
+    pages += [f"tutorials/{t}" for t in TUTORIALS]
     absent = [p for p in pages if not (site / f"{p}.html").exists()]
     assert not absent, absent
     assert len(TUTORIALS) == 11
@@ -158,7 +159,7 @@ def test_readme_docs_and_tutorials_link_only_inside_the_project():
     assert not bad, bad
 
 
-@pytest.mark.parametrize("text", ["see [the rules](../shared/SEMANTICS.md)", "see `../shared/SEMANTICS.md`",
+@pytest.mark.parametrize("text", ["see [the rules](../outside/RULES.md)", "see `../outside/RULES.md`",
                                   "at https://spark.apache.org/docs", "[gone](no-such-page.md)"])
 def test_the_link_check_catches_links_that_leave_the_project(text):
     assert _outside_links(ROOT / "README.md", text)
@@ -233,6 +234,39 @@ def test_the_figures_check_catches_a_second_quote():
     assert re.search(_MEASURED["class-data archive"], readme, re.I)
 
 
+# --------------------------------------------------------------------------- benchmark results kept
+
+#: a benchmark's result file named on a docs page by its path from the project's root; ``DATE``
+#: stands for a run's date in the commands that write one
+_RESULT = re.compile(r"docs/[\w./-]+?\.json\b")
+
+
+def _result_citation_problems(pages: dict[str, str], files: set[str]) -> list[str]:
+    """Every result file kept under docs/ is cited by a page, every cited one is kept, and none is
+    named by a shortened path (``...-isolated.json``) that a reader cannot open."""
+    cited = {m for text in pages.values() for m in _RESULT.findall(text) if "DATE" not in m}
+    problems = [f"{f} is cited by no docs page" for f in sorted(files - cited)]
+    problems += [f"{f} is cited but not in the project" for f in sorted(cited - files)]
+    problems += [f"{page} names {m}, a shortened path" for page, text in pages.items()
+                 for m in re.findall(r"\.\.\.[\w.-]*\.json", text)]
+    return problems
+
+
+def test_every_benchmark_result_is_cited_and_every_cited_one_is_kept():
+    pages = {str(p.relative_to(ROOT)): p.read_text() for p in sorted(DOCS.rglob("*.md")) if "_build" not in p.parts}
+    files = {str(p.relative_to(ROOT)) for p in DOCS.rglob("*.json") if "_build" not in p.parts}
+    assert len(files) > 10 and "docs/benchmarks.md" in pages and "docs/benchmarks-history.md" in pages
+    assert _result_citation_problems(pages, files) == []
+
+
+def test_the_results_check_catches_an_uncited_file_a_missing_one_and_a_shortened_path():
+    pages = {"docs/a.md": "`docs/benchmarks/x-1.json`, `docs/benchmarks/y-DATE.json` and `...-z.json`"}
+    assert _result_citation_problems(pages, {"docs/benchmarks/x-1.json", "docs/benchmarks/w.json"}) == [
+        "docs/benchmarks/w.json is cited by no docs page", "docs/a.md names ...-z.json, a shortened path"]
+    assert _result_citation_problems(pages, set()) == [
+        "docs/benchmarks/x-1.json is cited but not in the project", "docs/a.md names ...-z.json, a shortened path"]
+
+
 # --------------------------------------------------------------------------- nothing read from outside
 
 _OUTSIDE = re.compile(r"ROOT\.parent\b|\bparent\.parent\.parent\b|\.\./shared\b|['\"]/work/")
@@ -298,13 +332,111 @@ def _html_text(s: str) -> str:
     return html.escape(s, quote=False)
 
 
+_DOCS_PAGE = re.compile(r"docs/[A-Za-z0-9_/.-]+?\.md")
+
+
+def _missing_docs_pages(files: list[tuple[str, str]]) -> dict[str, str]:
+    """The ``docs/<page>.md`` paths named in these texts that are not pages, each with the first
+    file that names it."""
+    named: dict[str, str] = {}
+    for where, text in files:
+        for m in _DOCS_PAGE.finditer(text):
+            named.setdefault(m.group(0), where)
+    return {page: where for page, where in named.items() if not (ROOT / page).is_file()}
+
+
 def test_every_docs_page_the_package_names_exists():
     """An error message or docstring that sends a reader to ``docs/<page>.md`` names a page there
     is (a message once pointed to ``docs/cluster.md``, which had moved to ``docs/howto/``)."""
-    named = {}
-    for p in (ROOT / "streamsql").rglob("*.py"):
-        for m in re.finditer(r"docs/[A-Za-z0-9_/.-]+?\.md", p.read_text()):
-            named.setdefault(m.group(0), p.relative_to(ROOT))
-    assert named
-    missing_pages = {page: str(where) for page, where in named.items() if not (ROOT / page).is_file()}
-    assert missing_pages == {}
+    files = [(str(p.relative_to(ROOT)), p.read_text()) for p in sorted((ROOT / "streamsql").rglob("*.py"))]
+    assert sum(len(_DOCS_PAGE.findall(text)) for _, text in files) > 10
+    assert _missing_docs_pages(files) == {}
+
+
+def test_the_docs_page_check_catches_a_page_that_moved():
+    text = 'raise ValueError("see docs/cluster.md")'
+    assert _missing_docs_pages([("x.py", text)]) == {"docs/cluster.md": "x.py"}
+    assert _missing_docs_pages([("x.py", text.replace("docs/", "docs/howto/"))]) == {}
+
+
+# --------------------------------------------------------------------------- references a reader can follow
+
+#: what a reader of the project cannot follow: a folder beside the project, the file the rules
+#: were first written in (the project's copy is docs/semantics.md), numbered issues and invariants
+_UNFOLLOWABLE = re.compile(r"\.\./shared\b|\bSEMANTICS\.md\b|\b(?:[Ii]ssue|ISSUE|[Ii]nvariant|INVARIANT) #?\d")
+_TEXT_SUFFIXES = {".py", ".sql", ".js", ".css", ".md", ".txt", ".sh", ".toml", ".cfg", ".ini", ".json", ".jsonl"}
+
+
+def _unfollowable(path: str, text: str) -> list[str]:
+    return [f"{path}:{i}: {m.group(0)}" for i, line in enumerate(text.splitlines(), 1)
+            for m in _UNFOLLOWABLE.finditer(line)]
+
+
+def test_code_tests_and_benchmarks_cite_only_what_a_reader_can_open():
+    """No module, docstring, comment or scenario in streamsql/, tests/ or benchmarks/ (nor the
+    README and docs pages) sends a reader to the folder beside the project, to the file the rules
+    were first written in, or to a numbered issue or invariant: they cite a section of docs/semantics.md, a docs page, or say the rule.
+    The seeds (tests/seeds) are source documents, quoted as they are."""
+    files = [p for d in ("streamsql", "tests", "benchmarks") for p in sorted((ROOT / d).rglob("*"))
+             if p.is_file() and p.suffix in _TEXT_SUFFIXES and "seeds" not in p.relative_to(ROOT).parts
+             and "__pycache__" not in p.parts]
+    files += [ROOT / "README.md"] + [p for p in sorted(DOCS.rglob("*.md")) if "_build" not in p.parts]
+    assert len(files) > 300
+    bad = [b for p in files for b in _unfollowable(str(p.relative_to(ROOT)), p.read_text(errors="replace"))]
+    assert bad == []
+
+
+#: joined when the test runs, so that neither this file nor its compiled form holds what it finds
+@pytest.mark.parametrize("sep,parts", [("/", ("See ..", "shared", "SPARK_NOTES.md.")), (".", ("(SEMANTICS", "md 3.4)")),
+                                       (" ", ("(issue", "13, item 5)")), (" ", ("Issue", "14 item 1:")),
+                                       (" ", ("(invariant", "9)"))],
+                         ids=["folder-beside", "rules-file", "issue", "Issue", "invariant"])
+def test_the_reference_check_catches_what_a_reader_cannot_follow(sep, parts):
+    assert _unfollowable("x.py", f'"""{sep.join(parts)}"""')
+
+
+# --------------------------------------------------------------------------- environment variables
+
+_ENV_READ = re.compile(r"""os\.(?:environ\.get|getenv)\(\s*([^,)]+)|os\.environ\[([^]]+)\](?!\s*=[^=])|([^\s(]+)\s+in\s+os\.environ\b(?!\.)""")
+
+
+def _environment_reads(path: str, text: str) -> list[str]:
+    """The variables this module reads from ``os.environ``, as written (a literal or an expression)."""
+    return [next(g for g in m.groups() if g).strip() for m in _ENV_READ.finditer(text)]
+
+
+def _variables_in_api_table(page: str) -> list[str]:
+    section = page.split("## Settings from the environment", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `(STREAMSQL_[A-Z_]+)`", section, re.M)
+
+
+def test_every_environment_variable_is_read_in_one_module_and_listed_in_one_table():
+    """``engine/environment.py`` is the only module that reads a ``STREAMSQL_*`` variable (the
+    others read only the standard ones, by name), each by one function, and docs/api.md's table
+    lists exactly the ones it reads."""
+    env_module = ROOT / "streamsql" / "engine" / "environment.py"
+    elsewhere = {}
+    for p in sorted((ROOT / "streamsql").rglob("*.py")):
+        if p != env_module:
+            for read in _environment_reads(str(p), p.read_text()):
+                if "STREAMSQL_" in read or not re.fullmatch(r"""(["'])[A-Z_]+\1""", read):
+                    elsewhere.setdefault(str(p.relative_to(ROOT)), []).append(read)
+    assert elsewhere == {}
+    source = env_module.read_text()
+    read = re.findall(r"""_get\(\s*"(STREAMSQL_[A-Z_]+)\"""", source)
+    named = dict(re.findall(r"""^([A-Z_]+) = "(STREAMSQL_[A-Z_]+)\"""", source, re.M))
+    read += [named[n] for n in re.findall(r"_get\(\s*([A-Z_]+)\b", source)]
+    assert len(read) == len(set(read)) >= 15, read        # one function each
+    table = _variables_in_api_table((DOCS / "api.md").read_text())
+    assert len(table) == len(set(table))
+    assert set(table) == set(read)
+
+
+@pytest.mark.parametrize("line", ['mode = os.environ.get("STREAMSQL_ENGINE", "auto")', "x = os.getenv(NAME)",
+                                  "if 'STREAMSQL_LOCKDEP' in os.environ:", 'v = os.environ["STREAMSQL_JIT"]'])
+def test_the_environment_check_catches_a_read_outside_its_module(line):
+    assert _environment_reads("x.py", line)
+
+
+def test_the_environment_check_lets_a_write_pass():
+    assert _environment_reads("x.py", 'os.environ["STREAMSQL_FORK_CONNECT"] = "1"') == []

@@ -35,6 +35,29 @@ def cli(*args, env=None, timeout=300):
                           env=env, timeout=timeout)
 
 
+@pytest.mark.parametrize("remote,master,env,want", [
+    ("sc://h:15002", "spark://c:7077", "process", "remote"),    # an endpoint given wins
+    (None, "spark://c:7077", "shared", "process"),              # a cluster master: this process's driver
+    (None, "local[2]", "shared", "shared"), (None, None, "process", "process"),
+    (None, None, None, "auto"), (None, None, "", "auto")])      # unset or empty: the default
+def test_one_function_decides_where_spark_runs(monkeypatch, remote, master, env, want):
+    from streamsql.engine.runtime.spark import server
+    if env is None:
+        monkeypatch.delenv("STREAMSQL_ENGINE", raising=False)
+    else:
+        monkeypatch.setenv("STREAMSQL_ENGINE", env)
+    assert server.mode(remote, master) == want
+
+
+@pytest.mark.parametrize("remote,env,names", [("http://h:15002", "auto", "sc://"), (None, "Shared", "'Shared'")])
+def test_where_spark_runs_refuses_what_it_cannot_read_in_one_line(monkeypatch, remote, env, names):
+    from streamsql.engine.runtime.spark import server
+    monkeypatch.setenv("STREAMSQL_ENGINE", env)
+    with pytest.raises(server.EngineError) as e:
+        server.mode(remote, None)
+    assert names in str(e.value) and "\n" not in str(e.value)
+
+
 def test_engine_start_status_stop_and_stale_or_foreign_servers(tmp_path):
     env = {**os.environ, "STREAMSQL_ENGINE_DIR": str(tmp_path / "engine")}
     r = cli("engine", "status", env=env)

@@ -389,7 +389,7 @@ def test_float_group_by_on_spark_equals_local_and_exact_sums(spark, tmp_path_fac
     assert want["scan_filtered"][0] == want["filtered"][0]
     for name in SPARK_QUERIES:
         assert got[name] == want[name], name
-    # the final content: exact sums of the rows accepted (the oracle refuses as SEMANTICS.md 1 says)
+    # the final content: exact sums of the rows accepted (the oracle refuses as the semantics, section 1, says)
     acc = [(t, v) for _i, t, v in accepted_rows(events, outcomes).get("S", [])]
     hour = 3_600_000
     oracle, kept = _oracle(acc, lambda t, v: (t - t % hour, v["k"]))

@@ -1,4 +1,4 @@
-"""Window joins and stream-table joins (SEMANTICS.md 3, 3.5; issue 4).
+"""Window joins and stream-table joins (the semantics, sections 3, 3.5 and 3.5.1).
 
 Side i has the window [T - p_i, T + f_i]; a row at r is in it for base times [r - f_i, r + p_i].
 Two rows match when the condition holds and those intervals overlap; the pair is stamped

@@ -1,4 +1,4 @@
-"""Properties of window joins (issue 4): for random event sequences over three streams (NULL keys,
+"""Properties of window joins (the semantics, section 3.5): for random event sequences over three streams (NULL keys,
 repeated rowtimes, bounds, occasional late rows) and random windows on either side, the final
 output of an INNER, LEFT, RIGHT and FULL join equals a Spark *batch* join of all accepted rows with
 the equivalent interval condition (stamps included: a pair is stamped max(r_L - f_L, r_R - f_R), an

@@ -1,4 +1,4 @@
-"""One writer per workspace (issue 13, item 4), with real processes: a second writer is refused
+"""One writer per workspace (docs/reliability.md), with real processes: a second writer is refused
 with a message naming the owner (pid and host); a read-only workbench reads the catalog, clocks
 and history and runs relational queries while the writer goes on, and every write it tries is a
 clear error; the lock of a process killed with SIGKILL is taken over with a warning; of several

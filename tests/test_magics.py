@@ -310,7 +310,7 @@ def test_sub_commands(ip, run, tmp_path):
     assert "union    | 2006-10-10 01:00:00 | p1  | Q clock must reach 2006-10-10 01:00:00 (now none)" in c.shown[0]
     c = run("%streamsql steps merged")
     st = ip.user_ns["_"]                      # the view the cell displayed
-    st.scrubber.slider.value = 1              # issue 14: the scrubber under the step table marks its step
+    st.scrubber.slider.value = 1              # the scrubber under the step table marks its step
     from streamsql.widgets.hooks import REDRAWER
     assert REDRAWER.idle(30)                  # views redraw on their own thread
     assert st.highlight == 1 and st.steps_html.value.count('class="at-step"') == 1

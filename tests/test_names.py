@@ -1,4 +1,4 @@
-"""Names never become paths unchecked (issue 13, item 1): a query name becomes the query's folder,
+"""Names never become paths unchecked: a query name becomes the query's folder,
 so it must be a plain identifier; a bad one (``..``, empty, absolute, nested, NUL, too long) is
 refused with a message naming it and saying what a valid one looks like, before anything runs,
 and the workspace is byte for byte what it was. SQL object and producer names may be what a

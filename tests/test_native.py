@@ -1,4 +1,4 @@
-"""The native twin (issue 28) on real Spark: three queries (a window join, an hourly GROUP BY, a
+"""The native twin (docs/native.md) on real Spark: three queries (a window join, an hourly GROUP BY, a
 UNION ALL) over events one per micro-batch. Every expectation below is worked out by hand from
 Spark's rules, not copied from a run:
 

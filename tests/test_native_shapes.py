@@ -1,4 +1,4 @@
-"""Which queries have a native Spark twin (issue 28), without Spark: the subset read from the
+"""Which queries have a native Spark twin (docs/native.md), without Spark: the subset read from the
 logical plan, the one-line error naming the construct outside it, and watermark delays."""
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Notebook 09's stored outputs (nbval reruns it strictly in tests/test_notebooks.py): it was run,
 nothing is hidden from the comparison, its hand-worked expectations were asserted, and it shows
-what issue 28 asks for: both sides per step, Spark's watermark and late drops, the why lines, the
-twin's timeline lane, and the one-line error for a query Spark cannot express."""
+the native twin beside the engine (docs/native.md): both sides per step, Spark's watermark and
+late drops, the why lines, the twin's timeline lane, and the one-line error for a query Spark
+cannot express."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -241,7 +241,7 @@ def test_late_rows_error_stream_and_log():
 
 
 def test_calculator_errors_section():
-    """01: the fills that cannot be computed (issue 19, SEMANTICS.md 1) are marked in the live view,
+    """01: the fills that cannot be computed (the semantics, section 1) are marked in the live view,
     reach ERRORS with their kind, and every hand-derived check of the section passed."""
     nb = _nb("01")
     cells = [c for c in _code(nb) if "compare_calc_errors(" in c.source]

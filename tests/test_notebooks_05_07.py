@@ -233,7 +233,7 @@ def test_nbval_ignore_output_only_on_timing_cells():
 
 
 def test_calcite_tour_calculator_errors():
-    """06: the invoices that cannot be computed (issue 19, SEMANTICS.md 1): one division by zero,
+    """06: the invoices that cannot be computed (the semantics, section 1): one division by zero,
     one invalid cast, one out of range; each refused at its event, in ERRORS, and the query goes on."""
     code = _code(NB06)
     (cell,) = [c for c in code if "compare_calc_errors(" in c.source]

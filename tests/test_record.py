@@ -1,4 +1,4 @@
-"""Sessions recorded as scenarios (issue 14): the event journal, ``Workbench.save_scenario`` and
+"""Sessions recorded as scenarios (docs/howto/record.md): the event journal, ``Workbench.save_scenario`` and
 ``%streamsql save``. The acceptance round trip: every scenario (streamsql/scenarios, tests/scenarios) replayed in a
 workbench, saved, and the saved files replayed by ``streamsql replay`` give the scenario's own
 expected lines."""

@@ -80,7 +80,7 @@ class _Evil:
 
 
 def test_spark_query_state_is_json_and_a_pickle_in_its_place_runs_nothing(tmp_path, spark):
-    """Issue 13 item 2: the Spark sink keeps its state as JSON; a pickle put in its place is a
+    """The Spark sink keeps its state as JSON; a pickle put in its place is a
     clear error naming the file when the workspace reopens (the query stops, the workspace and
     its streams stay usable), and unpickling never happens."""
     ws, marker = tmp_path / "ws", tmp_path / "ran"

@@ -1,4 +1,4 @@
-"""The runtimes agree (issue 3 and 4): the same random events give the same released rows, at the
+"""The runtimes agree: the same random events give the same released rows, at the
 same steps, and the same output-bound changes on the local runtime (the oracle, one event at a
 time) and on Spark, whatever the micro-batch size (1, 7, all events) and the number of key buckets
 (1, 4), for a filter, a UNION ALL, a GROUP BY, an OVER window and a window join. Released rows never go backwards in stamp on either runtime.

@@ -1,4 +1,4 @@
-"""Streaming ORDER BY and T-sort (SEMANTICS.md 3.6; operators/sort.py): ordering, NULL
+"""Streaming ORDER BY and T-sort (the semantics, section 3.6; operators/sort.py): ordering, NULL
 placement, output stamps, late and NULL rows of a T-sort, and the operator contract the Spark
 runtime relies on (pickling, vectorised bound). Expected values are derived by hand in comments.
 The scenario files tests/scenarios/order_by_*.sql and tsort_*.sql run on both runtimes

@@ -1,4 +1,4 @@
-"""Spark starts ahead of use (issue 12): opening a workbench (or loading the magics) starts the
+"""Spark starts ahead of use: opening a workbench (or loading the magics) starts the
 session in the background, the first query still reports the start-up (so a notebook's output
 does not depend on how far the background start got), a different master replaces a session no
 one has used yet, and ``STREAMSQL_PRESTART=0`` turns it off. Each case runs in a fresh process

@@ -1,4 +1,4 @@
-"""The Spark runtime's persisted state is JSON (issue 13, item 2): every operator of every query
+"""The Spark runtime's persisted state is JSON: every operator of every query
 shape survives the codec and goes on exactly as before, and a state file that is corrupt, foreign
 or names something other than a streamsql class is a clear error naming the file, never code
 execution."""

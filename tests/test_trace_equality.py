@@ -1,4 +1,4 @@
-"""The Spark runtime computes everything a query shows from its own stages (issue 11): no local
+"""The Spark runtime computes everything a query shows from its own stages: no local
 copy of a Spark query exists, and Spark with ``trace=True``, Spark with ``trace=False`` and the
 local runtime (the oracle) give the same released rows and steps, output bounds and error-stream
 rows (all columns but ERROR_TIME); the trace records of Spark (one event per micro-batch, and

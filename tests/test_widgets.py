@@ -634,7 +634,7 @@ def test_startup_phases_done_ahead_count_their_time_but_not_the_typing():
 
 
 def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):
-    """Issue 18 item 4, on both runtimes (their typed traces). Orders at 10:00 (10, 3) and 10:20
+    """What a query holds, on both runtimes (their typed traces). Orders at 10:00 (10, 3) and 10:20
     (10, 5), 10:30 (20, 1): the hourly GROUP BY has not released anything; its groups for 10:00
     are open with COUNT/SUM so far and close when ORDERS reaches 11:00 (the period's end). The
     OVER query keeps 2 rows of partition 10 and 1 of 20 for later frames; the join keeps the three
@@ -673,7 +673,7 @@ def test_query_view_shows_open_groups_frames_and_kept_join_rows(wb):
 
 
 def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
-    """Issue 14 item 1. Orders (10, 3) at 10:00, (10, 5) at 10:20, (20, 1) at 11:05, a bound at
+    """The step scrubber. Orders (10, 3) at 10:00, (10, 5) at 10:20, (20, 1) at 11:05, a bound at
     12:00, into an hourly GROUP BY: after step 2 nothing is released and the 10:00 group is open
     with COUNT 2, SUM 8; step 3 closes it (ORDERS passes 11:00), releasing (10:00, 10, 2, 8) and
     opening 11:00's group; step 4 (the bound) releases (11:00, 20, 1, 1). Moving back and forth

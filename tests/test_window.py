@@ -1,4 +1,4 @@
-"""Windowed aggregation: OVER (SEMANTICS.md 3, 3.4; issue 3).
+"""Windowed aggregation: OVER (the semantics, sections 3 and 3.4).
 
 One output row per input row, stamped with its rowtime and released on arrival. ``RANGE
 INTERVAL 'X' PRECEDING`` at t covers [t - X, t], both ends inclusive; ``ROWS n PRECEDING`` holds
@@ -404,8 +404,8 @@ def test_offset_window_state_keeps_rows_not_yet_in_the_frame():
 
 
 def test_state_bound_one_million_events_through_a_one_hour_sliding_window():
-    # Issue 3's state bound: 1,000,000 events (100 tickers, the clock advancing ~0.9 s per event on
-    # average, so ~4,000 rows per hour) through AVG OVER (PARTITION BY ticker RANGE INTERVAL '1'
+    # State is bounded by the windows: 1,000,000 events (100 tickers, the clock advancing ~0.9 s
+    # per event on average, so ~4,000 rows per hour) through AVG OVER (PARTITION BY ticker RANGE INTERVAL '1'
     # HOUR PRECEDING). The operator is driven directly (as a runtime would: on_row, then on_clocks).
     # The state after 1,000,000 events is within 10% of the state after 100,000: about one hour of
     # rows plus one entry per ticker.

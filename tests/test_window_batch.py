@@ -1,4 +1,4 @@
-"""The batch path of OVER windows (issue 12): ``WindowOp.on_rows`` over a whole micro-batch must
+"""The batch path of OVER windows: ``WindowOp.on_rows`` over a whole micro-batch must
 give the outputs (stamps, ties, values bit for bit) and leave the state (rows kept, frames,
 running aggregates, partitions in order, expiry heap, wake-up) that calling ``on_row`` and
 ``on_clocks`` step by step gives, for any cut of the steps into batches (1, 7, all, random, and
@@ -8,7 +8,7 @@ Row batches are random: NULLs, partitions (NULL keys too), tied rowtimes within 
 steps, several rows per step (released together by another producer's bound, so some arrive
 already outside their window), bounds that expire rows without any row arriving, and values that
 make float sums order-sensitive (1e16 beside 0.1). Expected values of the hand-written cases are
-derived from SEMANTICS.md 3.4.
+derived from the semantics, section 3.4.
 """
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_distinct_goes_row_by_row(wb):
     assert wbatch.STATS["vectorised"] == before
 
 
-# --------------------------------------------------------------------------- by hand (SEMANTICS.md 3.4)
+# --------------------------------------------------------------------------- by hand (semantics 3.4)
 
 def test_one_batch_follows_the_rules(wb):
     # SUM/COUNT/MIN over RANGE INTERVAL '1' HOUR PRECEDING per k, ROWS 1 PRECEDING, and an offset

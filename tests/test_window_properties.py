@@ -1,9 +1,9 @@
-"""Properties of windowed aggregation (OVER, issue 3): for random event sequences over three
+"""Properties of windowed aggregation (OVER, the semantics, section 3.4): for random event sequences over three
 streams, every output row of an OVER query equals what a Spark *batch* query computes for that row
 over the accepted rows: RANGE frames (with the peer rule: rows with the same rowtime that arrived
 earlier are in) as an interval self-join, ROWS frames as Spark window functions; and released rows
 never go backwards in stamp. The engine runs on the local runtime; the operator's batch path
-(``WindowOp.on_rows``, issue 12) is held to the same Spark results with the rows cut into batches
+(``WindowOp.on_rows``, one call per micro-batch) is held to the same Spark results with the rows cut into batches
 of 1, 7 or all of them.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Workspace files are data, never code, and a torn or damaged file is named, never trusted
-(issue 13, items 2 and 3): a corrupt or foreign catalog.json is a clear error naming it (and
+(docs/reliability.md): a corrupt or foreign catalog.json is a clear error naming it (and
 nothing is executed or changed); a torn log tail (a half-written segment, a segment past the
 commit, a truncated or non-Arrow segment, a missing or damaged HEAD) is detected on open and
 ignored with a warning naming the file; the committed events are all there and the workspace

@@ -5,10 +5,10 @@ tables, and the exercises' answer checkers.
 Everything here prints plain text with no wall-clock times, ids or timings, so that a notebook's
 outputs are the same on every run (what ``pytest --nbval`` compares).
 
-The seed's tables are transcribed line by line from ``../shared/seeds/004_*.txt``; the rows of
-the examples it prints no table for, and the expected answers of the exercises, are derived by
-hand from the rules (the semantics page, ``docs/semantics.md``), and ``tests/test_notebooks_05_07.py`` checks the
-exercises against the engine.
+The seed's tables are transcribed line by line from seed 004 (Apache Calcite's "SQL extensions
+for streaming"); the rows of the examples it prints no table for, and the expected answers of the
+exercises, are derived by hand from the rules (the semantics page, ``docs/semantics.md``), and
+``tests/test_notebooks_05_07.py`` checks the exercises against the engine.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ why, and the exercises' answer checkers.
 Everything here prints plain text with no wall-clock times, ids or timings, so that a notebook's
 outputs are the same on every run (what ``pytest --nbval`` compares).
 
-The seed's tables are transcribed line by line from ``../shared/seeds/002_*.txt``; the expected
+The seed's tables are transcribed line by line from seed 002 (SQLstream's "Streaming Joins"); the expected
 answers of the exercises are derived by hand from the rules (the semantics page, ``docs/semantics.md``), and
 ``tests/test_notebooks_05_07.py`` checks each of them against the engine.
 """

@@ -29,6 +29,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import environment
+
 log = logging.getLogger("streamsql.lockdep")
 
 #: the recorder, when on (the locks look here on every acquisition)
@@ -204,7 +206,7 @@ def enable(report_dir: str | None = None) -> Recorder:
     """Turn the recorder on in this process (before the locks to record are taken)."""
     global RECORDER
     if RECORDER is None:
-        RECORDER = Recorder(report_dir or os.environ.get("STREAMSQL_LOCKDEP_DIR") or None)
+        RECORDER = Recorder(report_dir or environment.lockdep_dir())
     return RECORDER
 
 
@@ -213,5 +215,5 @@ def take_violations() -> list[Violation]:
     return RECORDER.take_violations() if RECORDER is not None else []
 
 
-if os.environ.get("STREAMSQL_LOCKDEP") == "1":
+if environment.lockdep():
     enable()

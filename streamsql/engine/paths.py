@@ -19,6 +19,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
+from . import environment
 from .errors import BadNameError
 
 #: the longest name (SQLstream's identifier limit)
@@ -83,7 +84,7 @@ def cache_dir() -> Path:
     """The user's cache of things streamsql builds once and keeps (Spark's class-data archive,
     the browser's Vega bundle): ``$STREAMSQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/streamsql``,
     else ``~/.cache/streamsql``."""
-    mine = os.environ.get("STREAMSQL_CACHE_DIR")
+    mine = environment.cache_dir()
     if mine:
         return Path(mine) / "streamsql"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "streamsql"

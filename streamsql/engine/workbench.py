@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import shutil
 import weakref
 from dataclasses import fields, replace
@@ -27,7 +26,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from . import lateness, statements
+from . import environment, lateness, statements
 from . import time as sqltime
 from .catalog import DEFAULT_PRODUCER, Catalog, Event, Outcome, now_ms
 from .commits import Commits
@@ -98,8 +97,8 @@ class Workbench:
         opts = replace(options or RuntimeOptions(), **given, **more_options)
         #: the runtime's settings (read-only: a runtime is told them when it is made), with the
         #: environment's Spark master and Connect endpoint resolved once (docs/engine.md)
-        self.options = replace(opts, master=opts.master or os.environ.get("STREAMSQL_MASTER") or None,
-                               remote=opts.remote or os.environ.get("STREAMSQL_REMOTE") or None)
+        self.options = replace(opts, master=opts.master or environment.master(),
+                               remote=opts.remote or environment.remote())
         self._tmp = None
         self._ws_lock: WorkspaceLock | None = None
         self.read_only = bool(read_only)

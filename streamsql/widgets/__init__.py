@@ -18,13 +18,10 @@ _LAZY = {
     "StartupView": "startup", "held_rows": "openstate", "StepTable": "steps", "query_step_table": "steps",
     "TimelineView": "timeline", "timeline_chart": "timeline", "timeline_records": "timeline",
     "enable_altair": "vegalite",
-    #: the old name of :class:`TimelineView`, kept for notebooks that use it
-    "Timeline": "timeline",
 }
-_RENAMED = {"Timeline": "TimelineView"}
 
 __all__ = ["workbench", "exercise", "Exercise", "WorkbenchView", "ScenarioView", "Injector", "QueryView", "Scenario", "ScenarioPlayer",
-           "StepTable", "TimelineView", "Timeline", "timeline_chart", "timeline_records", "query_step_table",
+           "StepTable", "TimelineView", "timeline_chart", "timeline_records", "query_step_table",
            "held_rows", "enable_altair", "StartupView", "StepScrubber", "StepState"]
 
 
@@ -32,8 +29,11 @@ def __getattr__(name):
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError(f"module 'streamsql.widgets' has no attribute {name!r}")
-    value = getattr(import_module(f".{where}", __name__), _RENAMED.get(name, name))
+    module = import_module(f".{where}", __name__)
+    value = getattr(module, name)
     globals()[name] = value
+    if _LAZY.get(where) == where:       # importing ``exercise`` set the name to the submodule: the function
+        globals()[where] = getattr(module, where)
     return value
 
 

@@ -46,12 +46,6 @@ def scrub_steps(q) -> list[int]:
     return [s for s in steps if s <= last]
 
 
-def traced_range(q) -> tuple[int, int] | None:
-    """The first and last step the scrubber can show."""
-    steps = scrub_steps(q)
-    return (steps[0], steps[-1]) if steps else None
-
-
 class StepState:
     """What :class:`StepScrubber` shows for one step, as data (its text and HTML are made from it)."""
 

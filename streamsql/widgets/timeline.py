@@ -438,6 +438,10 @@ EXTENT = {
     "bound": (1.5, 11.0), "output bound": (1.5, 11.0), "eclipsed bound": (1.0, 11.0),
     "backwards bound": (1.0, 11.0), "spark watermark": (1.5, 11.0),
 }
+#: the chart's first layers, bars (open windows, binned rows, window bands), which a step label
+#: may cover; :func:`_place_labels` keeps labels clear of every mark after them
+COVERABLE_LAYERS = 4
+
 #: pixels between two lanes (the chart's height is this times the number of lanes, at least 60)
 LANE_PX = 28
 
@@ -526,11 +530,11 @@ def _chart(name: str, lanes, step_lanes, present, width: int, data) -> alt.VConc
 
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name=ZOOM)
     points = base.encode(yOffset=dy, opacity=faded)
-    layers = [     # the bars (open windows, window bands, binned rows) are the only marks step labels may cover
+    layers = [     # the first COVERABLE_LAYERS (bars) are the only marks step labels may cover
         only(base, "open window").transform_filter(NOT_A_BAND).mark_bar(opacity=0.3, height=16)
             .encode(x2="t2:T").add_params(zoom),
-        *band_layers(only, base),
         only(base, "rows (binned)").mark_bar(opacity=0.45, height=10).encode(x2="t2:T"),
+        *band_layers(only, base),
         only(points, "row", "released row").mark_circle(size=70),
         only(points, *refused).mark_point(shape="cross", size=110, filled=True),
         only(points, "pending row").mark_circle(size=70, stroke="#1f77b4", strokeWidth=1, fillOpacity=0.5),

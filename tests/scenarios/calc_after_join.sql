@@ -1,4 +1,4 @@
--- A calculator error after a join (SEMANTICS.md 1 and 5): the WHERE above the join evaluates a
+-- A calculator error after a join (the semantics, sections 1 and 5): the WHERE above the join evaluates a
 -- joined row when the join releases it, so a row it cannot compute fails at that step, stamped
 -- with the joined row's rowtime; its STREAM_NAME is the join's first input's (Orders).
 --  1 Orders id 1, qty 0 at 10:00; 2 Orders id 2, qty 2 at 10:00

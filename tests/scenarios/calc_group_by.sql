@@ -1,4 +1,4 @@
--- Calculator errors in a streaming GROUP BY (SEMANTICS.md 1): clauses in SQL's logical order.
+-- Calculator errors in a streaming GROUP BY (the semantics, section 1): clauses in SQL's logical order.
 -- An aggregate's argument that cannot be computed, or a SUM that would leave its type (SUM(x) of
 -- BIGINT), refuses the row from every aggregate (COUNT(*) too); HAVING fails where the group is
 -- evaluated, at the step that completes it.

@@ -1,4 +1,4 @@
--- A join condition that cannot be computed (SEMANTICS.md 1): the arriving row joins nothing and
+-- A join condition that cannot be computed (the semantics, section 1): the arriving row joins nothing and
 -- is not kept.
 --  1 Orders id 1, qty 0 at 10:00; 2 Orders id 2, qty 2 at 10:00
 --  3 Trades id 1, 50 at 10:01: meets order 1, 50 / 0 divides by zero: the trade is refused

@@ -1,4 +1,4 @@
--- Calculator errors above a UNION ALL (SEMANTICS.md 1 and 5): the engine moves the WHERE and the
+-- Calculator errors above a UNION ALL (the semantics, sections 1 and 5): the engine moves the WHERE and the
 -- projection below the merge, but a row they fail on fails where the merge releases it, as the
 -- SQL text places them (the first failing select item, left to right, is the one reported).
 --  1 X 10:00:00 7/0        held: Y has no clock yet

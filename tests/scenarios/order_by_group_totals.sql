@@ -1,4 +1,4 @@
--- Sorting the results of a streaming GROUP BY (SEMANTICS.md 3.3, 3.6): hourly totals per product,
+-- Sorting the results of a streaming GROUP BY (the semantics, 3.3 and 3.6): hourly totals per product,
 -- each hour's groups ordered by their total, largest first.
 -- Derivation:
 -- * GROUP BY: the 10:00 hour is complete at the 11:02 row (step 5); its groups are stamped 11:00

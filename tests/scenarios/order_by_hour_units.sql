@@ -1,5 +1,5 @@
 -- Seed 004 (Calcite), "Sorting": a streaming ORDER BY whose leading key is monotonic.
--- Derivation (SEMANTICS.md 3.1, 3.6; output stamps as documented in operators/sort.py):
+-- Derivation (the semantics, 3.1 and 3.6; output stamps as documented in operators/sort.py):
 -- * The projection stamps each row FLOOR(rowtime TO hour) and maps the clock the same way, so the
 --   sort sees rows at 10:00 (steps 1-4) and 11:00 (steps 5-8) and a clock of 10:00, 11:00, 12:00.
 -- * The 10:00 value is complete when the sort's clock reaches 11:00, the end of its period: the

@@ -1,5 +1,5 @@
 -- ORDER BY a monotonic leading key whose groups span several rowtimes, with an explicit
--- NULLS LAST (SEMANTICS.md 3.6; output stamps as documented in operators/sort.py).
+-- NULLS LAST (the semantics, section 3.6; output stamps as documented in operators/sort.py).
 -- Derivation:
 -- * The 09:00 minute is complete when the clock reaches 09:01:00: the 09:01:05 row (step 5).
 --   Sorted by price DESC NULLS LAST, then ticker: MSFT 25 (09:00:30), AAPL 20 (09:00:40),

@@ -1,5 +1,5 @@
 -- Seed 004 (Calcite), "Sorting": ORDER BY rowtime on a UNION ALL changes nothing, because the
--- merge already releases rows in rowtime order (SEMANTICS.md 3.2, 3.6).
+-- merge already releases rows in rowtime order (the semantics, 3.2 and 3.6).
 -- Derivation: both branches read Orders, so each branch's clock is the Orders clock and a row
 -- passes the merge at the step it arrives. The ORDER BY has no key after ROWTIME, so nothing
 -- needs reordering: each row leaves at once, stamped with its rowtime. Products 20 (step 3) and

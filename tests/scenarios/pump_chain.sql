@@ -1,4 +1,4 @@
--- A chain of two pumps (SEMANTICS.md section 4: a pump forwards the bounds of its query).
+-- A chain of two pumps (the semantics, section 4: a pump forwards the bounds of its query).
 -- p1 copies the big trades of Raw into Big; p2 sums Big per hour and ticker into Hourly; the query
 -- reads Hourly. Every row and bound a Raw event causes reaches Hourly at that same step.
 -- Derivation (Big's clock = Raw's clock through p1; Hourly's clock = p2's output bound, the end

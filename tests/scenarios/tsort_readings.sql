@@ -1,4 +1,4 @@
--- T-sort (SEMANTICS.md 3.6): readings arrive late and out of order (ROWTIME is the arrival time,
+-- T-sort (the semantics, section 3.6): readings arrive late and out of order (ROWTIME is the arrival time,
 -- ts the measurement time); ORDER BY ts ... WITHIN INTERVAL '1' MINUTE puts them back in ts order.
 -- Derivation (W = highest ts seen minus 1 minute; a row is released once ts <= W, and a row with
 -- ts < W is late; every ts here is at or before the input clock, so rule 1 never holds a row back):

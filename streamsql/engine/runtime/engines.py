@@ -2,6 +2,7 @@
 imported only when it is chosen, so a local workbench never imports pyspark."""
 from __future__ import annotations
 
+from .. import environment
 from .base import Runtime
 from .options import RuntimeOptions
 from .port import RuntimeHost
@@ -37,10 +38,8 @@ def prestart(engine: str, master: str | None = None, conf: dict | None = None, l
     long (Spark: a JVM and a session, seconds); ``STREAMSQL_PRESTART=0`` turns it off."""
     if check_engine(engine) != "spark":
         return False
-    import os
     from .spark.session import prestart as spark_prestart
-    return spark_prestart(master or os.environ.get("STREAMSQL_MASTER") or None, conf, log_dir,
-                          remote or os.environ.get("STREAMSQL_REMOTE") or None)
+    return spark_prestart(master or environment.master(), conf, log_dir, remote or environment.remote())
 
 
 def engine_command(action: str, idle: float | None = None) -> str:

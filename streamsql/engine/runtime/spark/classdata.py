@@ -18,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+from ... import environment
 from ...paths import cache_dir
 
 #: archives kept in the cache (the most recently used ones; the others are removed by a build)
@@ -39,7 +40,7 @@ def archive_path(java_home: str) -> Path:
 
 def java_options(java_home: str) -> str:
     """The driver JVM options that use the archive, or ``""`` when there is none (or it is off)."""
-    if os.environ.get("STREAMSQL_CDS", "1") == "0":
+    if not environment.class_data():
         return ""
     p = archive_path(java_home)
     if not p.is_file():

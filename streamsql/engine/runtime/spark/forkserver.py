@@ -30,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ... import environment
 from ...paths import private_dir
 from ...tempdirs import prune_orphans
 
@@ -218,7 +219,7 @@ def serve(sock_path: str) -> None:
     import select
     for m in WARM:
         importlib.import_module(m)
-    for m in WARM_CONNECT if os.environ.get("STREAMSQL_FORK_CONNECT") == "1" else []:
+    for m in WARM_CONNECT if environment.fork_connect() else []:
         try:
             importlib.import_module(m)
         except Exception:   # noqa: BLE001 - the Connect client missing: its runner starts cold

@@ -38,13 +38,13 @@ timeline.
 """
 from __future__ import annotations
 
-import os
 import zlib
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ... import environment
 from ...expr import NOT_MONOTONIC, Col, Rowtime, is_time_key, monotonicity, rowtime_map_array
 from ...functions import can_fail
 from ...operators import exactsum
@@ -61,10 +61,6 @@ from .timeline import NO_TRACE, unpack_timeline
 from .wire import pack, restore_value
 
 
-#: the environment variable that turns pre-combining a GROUP BY off ("0")
-PRECOMBINE_ENV = "STREAMSQL_PRECOMBINE"
-
-
 class PrecombineReach(StreamSqlError):
     """A pre-combined partial of a float SUM met a group whose sum is within its reach of
     DOUBLE's range: whether one of its rows must be refused (the semantics, section 1) can only be decided
@@ -74,7 +70,7 @@ class PrecombineReach(StreamSqlError):
         super().__init__(
             f"{text}: the sum so far ({show_value(so_far, DOUBLE)}) came within reach of DOUBLE's range, "
             "where a pre-combined batch of rows cannot tell which row a SUM would have to refuse; run the "
-            f"query with pre-combining off (environment variable {PRECOMBINE_ENV}=0 where it starts) to step "
+            f"query with pre-combining off (environment variable {environment.PRECOMBINE}=0 where it starts) to step "
             "this GROUP BY row by row")
 
 
@@ -87,7 +83,7 @@ def check_reach(accs, states, reach) -> None:
 
 
 def eligible(node: Aggregate, stage) -> bool:
-    if os.environ.get(PRECOMBINE_ENV, "1") == "0":
+    if not environment.precombine():
         return False
     if isinstance(node, WindowAggregate):       # a window aggregation: see the window section below
         if not window_eligible(node):

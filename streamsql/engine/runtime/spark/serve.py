@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from ... import environment
 from .server import ANOTHER, EngineError, alive, info_file, read_info, versions
 
 
@@ -71,13 +72,13 @@ def serve(d: Path, idle: float) -> None:
     from .session import get_session, stop_session
     token = secrets.token_urlsafe(32)
     os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
-    os.environ["STREAMSQL_FORK_CONNECT"] = "1"     # the fork server warms the foreachBatch runner too
+    os.environ[environment.FORK_CONNECT] = "1"     # the fork server warms the foreachBatch runner too
     conf = {"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": "0",
             "spark.connect.authenticate.token": token,
             "spark.sql.artifact.isolation.enabled": "true"}
-    spark = get_session(os.environ.get("STREAMSQL_ENGINE_MASTER", "local[*]"), conf, log_dir=d)
+    spark = get_session(environment.engine_master(), conf, log_dir=d)
     jvm = spark.sparkContext._jvm
     service = jvm.java.lang.Class.forName("org.apache.spark.sql.connect.service.SparkConnectService$", True,
                                           jvm.Thread.currentThread().getContextClassLoader())

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import environment
 from ...errors import StreamSqlError
 from ...lock import process_alive
 
@@ -63,7 +64,7 @@ def build() -> str:
 
 
 def engine_dir() -> Path:
-    return _private(Path(os.environ.get("STREAMSQL_ENGINE_DIR") or Path.home() / ".cache" / "streamsql" / "engine"))
+    return _private(Path(environment.engine_dir() or Path.home() / ".cache" / "streamsql" / "engine"))
 
 
 def _private(d: Path) -> Path:
@@ -179,7 +180,7 @@ def start(idle: float | None = None, wait: bool = True, timeout: float = 180.0, 
             check(info)                  # a foreign version or a hung server: say so, do not replace it
             return info
         info_file(d).unlink(missing_ok=True)       # stale: its process is gone
-    idle = float(idle if idle is not None else os.environ.get("STREAMSQL_ENGINE_IDLE", DEFAULT_IDLE))
+    idle = float(idle if idle is not None else environment.engine_idle() or DEFAULT_IDLE)
     log = open(d / "server.log", "ab")
     # a process that opened a Connect session has PySpark's Connect mode in its environment: the
     # server starts a classic SparkContext
@@ -256,26 +257,34 @@ def keep_alive(d: Path) -> None:
 MODES = ("auto", "shared", "process")
 
 
-def endpoint(remote: str | None, master: str | None) -> str | None:
-    """Where a workbench's Spark runs: a Spark Connect URL, or None for a Spark in this process.
-
-    ``remote`` (an ``sc://`` URL) wins; a master URL other than local mode means this process's
-    own driver. Otherwise ``STREAMSQL_ENGINE`` decides: ``auto`` (the default) uses the shared
-    engine when it is up and this process's own Spark when not, ``shared`` starts the shared
-    engine when it is down, ``process`` always runs Spark in this process."""
+def mode(remote: str | None, master: str | None) -> str:
+    """How a workbench reaches Spark, decided here only: ``remote`` (an ``sc://`` URL given, which
+    wins), ``process`` (a master URL other than local mode: this process's own driver), or else
+    what ``STREAMSQL_ENGINE`` says: ``auto`` (the default: the shared engine when it is up, this
+    process's own Spark when not), ``shared`` (the shared engine, started when it is down) or
+    ``process`` (always Spark in this process)."""
     if remote:
         if not remote.startswith("sc://"):
             raise EngineError(f"a Spark Connect endpoint is an sc:// URL (sc://host:15002), not {remote!r}")
-        return remote
+        return "remote"
     if master and not master.startswith("local"):
-        return None
-    mode = os.environ.get("STREAMSQL_ENGINE", "auto")
-    if mode not in MODES:
-        raise EngineError(f"STREAMSQL_ENGINE must be one of {', '.join(MODES)}, not {mode!r}")
-    if mode == "process":
+        return "process"
+    chosen = environment.engine()
+    if chosen not in MODES:
+        raise EngineError(f"STREAMSQL_ENGINE must be one of {', '.join(MODES)}, not {chosen!r}")
+    return chosen
+
+
+def endpoint(remote: str | None, master: str | None) -> str | None:
+    """Where a workbench's Spark runs, as :func:`mode` decides: a Spark Connect URL, or None for a
+    Spark in this process."""
+    how = mode(remote, master)
+    if how == "remote":
+        return remote
+    if how == "process":
         return None
     d = engine_dir()
-    if mode == "shared":
+    if how == "shared":
         info = start(d=d)
     else:
         info = running(d)

