@@ -53,14 +53,13 @@ t0 = time.monotonic()
 import streamsql
 from streamsql.engine.startup import StartupPhases
 t_import = time.monotonic()
-wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-bench-startup-"))
+phases = StartupPhases()
+wb = streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-bench-startup-"), on_spark_phase=phases)
 t_open = time.monotonic()
 think = float(sys.argv[1])
 if think:
     time.sleep(think)
 t_query = time.monotonic()
-phases = StartupPhases()
-wb.on_spark_phase = phases
 wb.execute("CREATE STREAM S (x INTEGER)")
 q = wb.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 1")
 wb.insert("S", {"x": 5}, rowtime="2006-10-10 10:00:00")

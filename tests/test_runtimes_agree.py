@@ -107,8 +107,7 @@ def test_local_and_spark_agree(spark, tmp_path_factory, batch_events, buckets, r
     finally:
         local.close()
     wb = streamsql.Workbench(tmp_path_factory.mktemp("spark"), engine="spark", batch_events=batch_events,
-                             buckets=buckets, reader=reader)
-    wb.partition_events = 3
+                             buckets=buckets, reader=reader, partition_events=3)
     try:
         got = outputs(wb, events)
     finally:

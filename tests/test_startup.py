@@ -18,14 +18,13 @@ CHILD = textwrap.dedent("""
     import json, sys
     import streamsql
     from streamsql.engine.runtime.spark import session
-    wb = streamsql.Workbench()
+    calls = []
+    wb = streamsql.Workbench(on_spark_start=lambda: calls.append(["start", False]),
+                             on_spark_phase=lambda name, at=None: calls.append([name, at is not None]))
     out = {"thread": session._prestart_thread is not None}
     if sys.argv[1] == "query":
         session._prestart_thread.join(300)
         out["ready_before_use"] = session._session is not None and session._unclaimed
-        calls = []
-        wb.on_spark_start = lambda: calls.append(["start", False])
-        wb.on_spark_phase = lambda name, at=None: calls.append([name, at is not None])
         wb.execute("CREATE STREAM S (x INTEGER)")
         q = wb.query("SELECT STREAM ROWTIME, x FROM S WHERE x > 1")
         wb.insert("S", {"x": 5}, rowtime="2006-10-10 10:00:00")

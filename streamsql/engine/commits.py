@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
 import threading
 from typing import Callable, Iterable
@@ -31,9 +32,9 @@ from typing import Callable, Iterable
 from .catalog import ERROR_STREAM, Event, LogEntry, Outcome
 from .errors import WorkspaceError
 from .locks import callout
-from .log import entries_table, read_feeds
+from .log import atomic_write, entries_table, read_feeds
 from .steps import event_record
-from .workspace import read_catalog, streams_with_events
+from .workspace import CATALOG_VERSION, read_catalog, read_only_error, streams_with_events
 
 log = logging.getLogger("streamsql")
 
@@ -138,7 +139,20 @@ class Commits:
         if entries:
             wb.log.write_segments({c.streams[s].uid: entries_table(c.streams[s].fields, es)
                                    for s, es in entries.items() if es})
-        wb.save_catalog()
+        self.snapshot()
+
+    def snapshot(self, c=None) -> None:
+        """Step 2, the commit point: the workspace's catalog snapshot (``c``, else the current
+        catalog, with the queries' definitions and the journal's state) replaces the last one.
+        Also what a change of definitions writes (``Workbench.save_catalog``)."""
+        wb = self.wb
+        if wb.read_only:
+            raise read_only_error(wb.path, "writing the catalog")
+        c = c or wb.catalog
+        wb.journal.before_commit()
+        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": wb.lifecycle.saved(),
+                "query_counter": wb.lifecycle.counter, "journal": wb.journal.to_json()}
+        atomic_write(wb.catalog_path, json.dumps(data).encode(), wb.durable)
 
     def publish(self, feeds: Feeds, before: int | None = None) -> None:
         """Step 3, after the catalog commit: HEAD (readers may see the append), then the runtime
@@ -200,7 +214,7 @@ class Commits:
             if batch is not None:
                 wb.lifecycle.errors_committed(q.name, batch)
             if entries:
-                wb.save_catalog()
+                self.snapshot()
 
     # ------------------------------------------------------------------ a failed append
 

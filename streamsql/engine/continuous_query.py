@@ -67,8 +67,9 @@ class ContinuousQuery:
         #: that refused each (``OperatorError.step``, ``OperatorError.stream`` its STREAM_NAME), in
         #: step order; they are also rows of ``ERRORS``
         self.errors: list = []
-        #: the per-step trace (runtime/trace_records.py): the last ``wb.trace_steps`` StepTrace records
-        self.trace = TraceHistory(getattr(wb, "trace_steps", 0))
+        #: the per-step trace (runtime/trace_records.py): the last ``trace_steps`` StepTrace records
+        #: (the workbench's runtime options)
+        self.trace = TraceHistory(wb.options.trace_steps)
         self._listeners = _Listeners("release", name)
         self._state_listeners = _Listeners("state", name)
         self._progress_listeners = _Listeners("progress", name)
@@ -119,15 +120,17 @@ class ContinuousQuery:
         with self._lock:
             return pa.concat_tables(self._chunks) if self._chunks else self.schema.empty_table()
 
-    def _deliver(self, batches: Iterable[ReleasedBatch]) -> None:
-        """Row by row (the local runtime)."""
+    # ------------------------------------------------------------------ what a runtime hands over
+
+    def deliver(self, batches: Iterable[ReleasedBatch]) -> None:
+        """Released rows, bounds and refused rows, event by event (the local runtime)."""
         batches = list(batches)
         errors = []
         for b in batches:
             for stream, e in b.errors:
                 e.stream = e.stream or stream
                 errors.append(e)
-        self._deliver_errors(errors)
+        self.deliver_errors(errors)
         batches = [b for b in batches if b.rows or b.errors or (b.bound is not None and b.bound != self.output_bound)
                    or b.step > self.processed_step]
         rows = [r for b in batches for r in b.rows]
@@ -152,16 +155,31 @@ class ContinuousQuery:
             j = int(f.name[1:])
             return column(vals, self.plan.columns[j].type, f"column {self.plan.columns[j].name} of query {self.name}")
 
-    def _deliver_errors(self, errors: list) -> None:
+    def deliver_errors(self, errors: list) -> None:
         """Rows the query's operators refused (``OperatorError``), in step order."""
         if errors:
             with self._lock:
                 self.errors.extend(errors)
 
-    def _deliver_table(self, table: pa.Table, bounds) -> None:
+    def deliver_table(self, table: pa.Table, bounds) -> None:
         """A released chunk in columns (the Spark sink); ``bounds`` is ``(steps, values)`` of
         the output bound's changes, or a dict."""
         self._append(table if table.num_rows else None, bounds, None)
+
+    def processed_through(self, step: int) -> None:
+        """The runtime has processed every event up to ``step`` (whether or not it released)."""
+        self.processed_step = max(self.processed_step, step)
+
+    def fail(self, message: str, *, keep_first: bool = False, stopped: bool = True, notify: bool = True) -> None:
+        """The runtime's word that the query failed: ``message`` becomes its ``error``
+        (``keep_first``: unless it has one already); ``stopped``: it runs no more; ``notify``:
+        its state listeners hear of it (a failing wait raises instead)."""
+        if not keep_first or self.error is None:
+            self.error = message
+        if stopped:
+            self.running = False
+        if notify:
+            self._state_changed()
 
     @property
     def bounds(self) -> dict[int, int]:

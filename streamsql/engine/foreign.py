@@ -106,10 +106,12 @@ class FileReader:
     """Reads one foreign stream's directory into the stream (a runtime's subclass finds the
     files and splits their records into columns; :meth:`load_file` does the rest)."""
 
-    def __init__(self, wb, stream: str):
-        self.wb = wb
+    def __init__(self, host, stream: str):
+        #: the workspace (a :class:`~streamsql.engine.runtime.port.RuntimeHost`): the stream's
+        #: definition and clock, the load of each file and the catalog it is recorded in
+        self.host = host
         self.stream = stream
-        d = wb.catalog.streams[stream]
+        d = host.catalog.streams[stream]
         self.fields = d.fields
         self.opts = check_options(stream, d.foreign)
         self.rowtime_column = d.foreign.get("rowtime_column")
@@ -211,7 +213,7 @@ class FileReader:
                     errors[k] = f"column {self.rowtime_column} (the rowtime) is empty"
             rt = np.array([sqltime.NO_TIME if v is None else v for v in times], dtype=np.int64)
         else:
-            clock = self.wb.clock(self.stream) or sqltime.NO_TIME
+            clock = self.host.clock(self.stream) or sqltime.NO_TIME
             rt = np.full(n, max(int(_time.time() * 1000), clock), dtype=np.int64)
         for k in range(n):
             if errors[k] is None and not MIN_EVENT_TIME <= rt[k] <= MAX_EVENT_TIME:
@@ -236,15 +238,15 @@ class FileReader:
         table = pa.table(data)
         if last is None:
             table = table.slice(0, n)
-        with self.wb.lock, self._lock:      # the workbench's first (the load takes it): the written order
+        with self.host.lock, self._lock:      # the workbench's first (the load takes it): the written order
             if n or last is not None:
-                self.wb.load(self.stream, table)
+                self.host.load(self.stream, table)
             self.done.append(path)
             self.rows_loaded += sum(1 for e in errors if e is None)
             self.malformed += sum(1 for e in errors if e is not None)
-            d = self.wb.catalog.streams[self.stream]
+            d = self.host.catalog.streams[self.stream]
             d.foreign["files_done"] = list(self.done)
-            self.wb.save_catalog()
+            self.host.save_catalog()
         log.info("%s: read %s (%d records, %d malformed); %d/%d files", self.stream, path, n,
                  sum(1 for e in errors if e is not None), *self.progress)
 

@@ -16,10 +16,10 @@ bulk loads' column-wise checks (:mod:`~streamsql.engine.bulk`) and the per-event
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import shutil
 import weakref
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -36,12 +36,14 @@ from .journal import Journal
 from .lifecycle import QueryLifecycle
 from .lock import WorkspaceLock
 from .locks import engine_rlock
-from .log import EventLog, atomic_write
+from .log import EventLog
 from .runtime.base import Runtime
 from .runtime.engines import check_engine, make_runtime, prestart
+from .runtime.options import RuntimeOptions
+from .runtime_host import WorkbenchHost
 from .steps import traced_events as _traced_events, traced_rowtimes as _traced_rowtimes
 from .tempdirs import temporary_dir
-from .workspace import CATALOG_VERSION, read_catalog, streams_with_events
+from .workspace import read_catalog, read_only_error, streams_with_events
 
 log = logging.getLogger("streamsql")
 
@@ -69,6 +71,10 @@ class Workbench:
     reads the log with parallel Spark tasks (replays of many events) instead of the driver-side
     reader that gives the quickest one-event steps. ``remote`` is a Spark Connect endpoint
     (``sc://host:15002``) to run on; the workspace must then be on storage that server reads.
+    These settings are the runtime's :class:`~streamsql.engine.runtime.options.RuntimeOptions`;
+    ``options`` gives them all at once (a keyword argument given besides it wins), and so do the
+    rest of its fields as keyword arguments (``check_calc_errors``, ``partition_events``,
+    ``on_spark_start``, ``on_spark_phase``). They are read-only attributes of the workbench.
 
     One process writes a workspace at a time (a lock file names it); ``read_only=True`` opens a
     workspace another process writes: catalog, clocks, history and relational queries, as of
@@ -79,11 +85,20 @@ class Workbench:
                  master: str | None = None, buckets: int = 1, batch_events: int | None = None,
                  durable: bool = True, spark_conf: dict | None = None, trace: bool = True,
                  reader: str = "simple", read_only: bool = False, trace_steps: int = 10_000,
-                 remote: str | None = None):
+                 remote: str | None = None, options: RuntimeOptions | None = None, **more_options):
         check_engine(engine)
-        #: a Spark Connect endpoint (``sc://host:port``; None: the environment's ``STREAMSQL_REMOTE``,
-        #: else the shared engine or this process's Spark, see ``docs/engine.md``)
-        self.remote = remote or environment.remote()
+        given = {k: v for k, v in dict(master=master, buckets=buckets, batch_events=batch_events, durable=durable,
+                                       spark_conf=spark_conf, trace=trace, reader=reader, trace_steps=trace_steps,
+                                       remote=remote).items() if v != _DEFAULTS[k]}
+        unknown = sorted(set(more_options) - set(_DEFAULTS))
+        if unknown:
+            raise TypeError(f"Workbench() got an unexpected keyword argument {unknown[0]!r} (runtime options: "
+                            f"{', '.join(_DEFAULTS)})")
+        opts = replace(options or RuntimeOptions(), **given, **more_options)
+        #: the runtime's settings (read-only: a runtime is told them when it is made), with the
+        #: environment's Spark master and Connect endpoint resolved once (docs/engine.md)
+        self.options = replace(opts, master=opts.master or environment.master(),
+                               remote=opts.remote or environment.remote())
         self._tmp = None
         self._ws_lock: WorkspaceLock | None = None
         self.read_only = bool(read_only)
@@ -104,31 +119,19 @@ class Workbench:
                 raise WorkspaceError(f"cannot use {self.path} as a workspace: {e.strerror or e}") from None
             self._ws_lock = WorkspaceLock(self.path).acquire()
         try:
-            self._open(engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps)
+            self._open(engine)
         except BaseException:
             self._release()
             raise
 
-    def _open(self, engine, master, buckets, batch_events, durable, spark_conf, trace, reader, trace_steps) -> None:
+    def _open(self, engine) -> None:
         self.engine = engine
-        #: the Spark master URL (None: ``local[*]``); a cluster's workers must read ``path``
-        self.master = master or environment.master()
-        self.buckets = max(1, int(buckets))
-        self.batch_events = batch_events
-        if reader not in ("simple", "parallel"):
-            raise ValueError(f"reader must be 'simple' or 'parallel', not {reader!r}")
-        self.reader = reader
-        self.spark_conf = dict(spark_conf or {})
+        durable = self.durable
         if not self.read_only:   # Spark starts while the workspace opens and the user types
             prestart(engine, self.master, self.spark_conf, self.path / "logs", self.remote)
         self.log = EventLog(self.path, durable=durable, read_only=self.read_only)
         #: every injected event as given, with its outcome (scenarios: ``save_scenario``)
         self.journal = Journal(self.path, durable=durable)
-        self.durable = durable
-        #: keep a per-event trace of every query (operator presents, held rows and why) ...
-        self.trace = trace
-        #: ... of its last ``trace_steps`` steps
-        self.trace_steps = max(0, int(trace_steps)) if trace else 0
         self.queries: dict[str, ContinuousQuery] = {}
         self.event_trace: list[dict] = []
         #: ``(stream, table)`` per stream of each ``load()``: its events column-wise (see traced_events)
@@ -193,18 +196,13 @@ class Workbench:
     def check_writable(self, what: str) -> None:
         """Raise the WorkspaceError of a write on a read-only workbench (``what`` names it)."""
         if self.read_only:
-            raise WorkspaceError(f"this workbench is read-only ({self.path}): {what} needs the workspace's "
-                                 f"writer; open it with Workbench(path) once no other process has it")
+            raise read_only_error(self.path, what)
 
     def save_catalog(self, c: Catalog | None = None) -> None:
         """Replace the workspace's catalog snapshot (definitions, clocks, the committed step):
-        after a change of definitions, or as the commit point of an append (``commits.write``)."""
-        self.check_writable("writing the catalog")
-        c = c or self.catalog
-        self.journal.before_commit()
-        data = {"version": CATALOG_VERSION, "catalog": c.to_json(), "queries": self.lifecycle.saved(),
-                "query_counter": self.lifecycle.counter, "journal": self.journal.to_json()}
-        atomic_write(self.catalog_path, json.dumps(data).encode(), self.durable)
+        after a change of definitions (the commit point of an append is ``commits.snapshot``,
+        which this is)."""
+        self.commits.snapshot(c)
 
     def close(self) -> None:
         """Stop the queries' runtimes (their definitions stay in the workspace) and release it."""
@@ -236,7 +234,7 @@ class Workbench:
     def runtime(self) -> Runtime:
         """The runtime every query of this workbench runs on, chosen once by ``engine``."""
         if self._runtime is None:
-            self._runtime = make_runtime(self.engine, self)
+            self._runtime = make_runtime(self.engine, WorkbenchHost(self), self.options)
         return self._runtime
 
     @property
@@ -485,6 +483,26 @@ class Workbench:
         end = c.next_step - 1
         defs = c.streams
         return max((self.log.last_step(defs[s].uid, end) for s in streams if s in defs), default=0)
+
+
+#: each runtime option by name, with its default
+_DEFAULTS = {f.name: f.default for f in fields(RuntimeOptions)}
+_DEFAULTS["spark_conf"] = None        # the one field with a default_factory: None is "not given"
+
+
+def _option(name: str) -> property:
+    def refuse(wb, value):
+        raise AttributeError(f"Workbench.{name} is a runtime option, told to the runtime when the workbench is "
+                             f"made: give it as Workbench(..., {name}=...) or in its options=RuntimeOptions(...)")
+    return property(lambda wb: getattr(wb.options, name), refuse,
+                    doc=f"The runtime option ``{name}`` (read-only: see "
+                        f":class:`~streamsql.engine.runtime.options.RuntimeOptions`).")
+
+
+# wb.master, wb.buckets, ...: the options, read-only (setting one raises: a runtime is told them
+# when it is made, so a setting patched on later would silently reach nothing)
+for _name in _DEFAULTS:
+    setattr(Workbench, _name, _option(_name))
 
 
 def _scratch_workbench() -> Workbench:

@@ -20,6 +20,12 @@ from .paths import under
 CATALOG_VERSION = 2
 
 
+def read_only_error(path: Path, what: str) -> WorkspaceError:
+    """The error of a write (``what`` names it) on a workbench that opened ``path`` read-only."""
+    return WorkspaceError(f"this workbench is read-only ({path}): {what} needs the workspace's "
+                          f"writer; open it with Workbench(path) once no other process has it")
+
+
 def clear_workspace(path: str | Path) -> None:
     """Empty a workspace for a fresh start (``%streamsql reset``), only if no process writes it
     (else the WorkspaceError naming that process); the lock file stays."""

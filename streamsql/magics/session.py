@@ -34,9 +34,7 @@ class KernelWorkbench:
         from ..engine.workbench import Workbench     # imported in the background since %load_ext
         s = self.settings
         wb = Workbench(s.workspace or None, engine=s.engine, master=s.master or None, buckets=s.buckets,
-                       remote=s.remote or None)
-        wb.on_spark_start = self.spark_starting
-        wb.on_spark_phase = self.spark_phase
+                       remote=s.remote or None, on_spark_start=self.spark_starting, on_spark_phase=self.spark_phase)
         self._log_to(wb.path / "logs" / "streamsql.log")
         return wb
 

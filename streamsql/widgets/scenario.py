@@ -77,9 +77,8 @@ class ScenarioPlayer:
         from ..engine.workbench import Workbench
         if self.wb is not None:
             self.wb.close()
-        wb = Workbench(None, engine=self.engine, master=self.master, buckets=self.buckets)
-        if self.on_spark_start is not None:
-            wb.on_spark_start = self.on_spark_start
+        wb = Workbench(None, engine=self.engine, master=self.master, buckets=self.buckets,
+                       on_spark_start=self.on_spark_start)
         try:
             results = wb.execute(self.scenario.sql)
         except Exception:

@@ -1,8 +1,9 @@
 """The one seam between the workbench and an engine: everything a query needs from a runtime.
 
 The workbench picks its runtime once (:func:`~streamsql.engine.runtime.engines.make_runtime`);
-nothing else compares engine names. A runtime runs continuous queries (``start``/``stop``/
-``wait``), may see each event before its commit (``in_process``: the local runtime steps its
+nothing else compares engine names. A runtime is made with a host (``runtime/port.py``: what it
+may ask of the workspace) and its options (``runtime/options.py``), never with the workbench. It
+runs continuous queries (``start``/``stop``/``wait``), may see each event before its commit (``in_process``: the local runtime steps its
 queries inline so that rows an operator refuses reach the error stream at their own step), and
 hosts the engine-specific parts of relational queries, foreign streams, file sinks and explain.
 The engine-independent parts of those stay in the engine: the order rules of relational
@@ -14,6 +15,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from .options import RuntimeOptions
+from .port import RuntimeHost
+
 
 class Runtime(ABC):
     #: the name users give it (``Workbench(engine=...)``, ``--engine``)
@@ -21,8 +25,10 @@ class Runtime(ABC):
     #: how the notebooks and tutorials name it ("streamsql on Spark")
     label: str = ""
 
-    def __init__(self, wb):
-        self.wb = wb
+    def __init__(self, host: RuntimeHost, options: RuntimeOptions):
+        #: what the runtime may ask of the workspace (runtime/port.py): never the workbench itself
+        self.host = host
+        self.options = options
 
     # ------------------------------------------------------------------ continuous queries
 
@@ -63,7 +69,7 @@ class Runtime(ABC):
         """Step 3 of a commit of the steps ``(before, head]`` (events of ``streams``): let
         queries read them. ``first``: the query of the view whose injector sent them, which a
         runtime may run before the others (only its timing changes); here every query at once."""
-        self.wb.log.write_head(head)
+        self.host.log.write_head(head)
 
     def notify(self, feeds: list, head: int) -> None:
         """After a commit: ``feeds`` are the events just committed, ``head`` the last step."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .. import environment
 from .base import Runtime
+from .options import RuntimeOptions
+from .port import RuntimeHost
 
 ENGINES = ("spark", "local")
 
@@ -14,13 +16,13 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def make_runtime(engine: str, wb) -> Runtime:
-    """The runtime named ``engine`` for workbench ``wb``."""
+def make_runtime(engine: str, host: RuntimeHost, options: RuntimeOptions) -> Runtime:
+    """The runtime named ``engine`` over workspace ``host``, with ``options``."""
     if check_engine(engine) == "local":
         from .local.driver import LocalRuntime
-        return LocalRuntime(wb)
+        return LocalRuntime(host, options)
     from .spark.driver import SparkRuntime
-    return SparkRuntime(wb)
+    return SparkRuntime(host, options)
 
 
 def in_process_query(query, tables: dict, clocks: dict):

@@ -7,27 +7,27 @@ from ..base import Runtime
 from .stepper import LocalQuery
 
 
-def replayed(wb, q, head: int) -> LocalQuery:
-    """A fresh local query for ``q`` that has processed the log up to ``head`` (nothing delivered;
-    its trace cut back to ``head``)."""
-    lq = LocalQuery(q.plan, wb.catalog.tables, q.start_clocks, q.name)
-    for step, feed in wb.commits.feeds(q.plan.streams, q.start_step, head):    # start_step < step
+def replayed(host, q, head: int) -> LocalQuery:
+    """A fresh local query for ``q`` that has processed the log of workspace ``host`` up to
+    ``head`` (nothing delivered; its trace cut back to ``head``)."""
+    lq = LocalQuery(q.plan, host.catalog.tables, q.start_clocks, q.name)
+    for step, feed in host.feeds(q.plan.streams, q.start_step, head):    # start_step < step
         lq.process(step, feed)
     q.trace.drop_after(head)
     return lq
 
 
-def step_before_commit(wb, q, lq: LocalQuery, step: int, feed, readers_of_errors: bool):
+def step_before_commit(trace: bool, q, lq: LocalQuery, step: int, feed, readers_of_errors: bool):
     """Step an in-process query through one event before its commit (and record its trace);
     None when the event is not for it. Queries that read the error stream go in a second
-    round, after the errors of this event are known."""
+    round, after the errors of this event are known. ``trace``: record the query's trace."""
     from ...catalog import ERROR_STREAM
     if step <= q.start_step or (ERROR_STREAM in lq.streams) != readers_of_errors:
         return None
     if not any(s in lq.streams for s in feed):
         return None
     b = lq.process(step, feed)
-    if wb.trace:
+    if trace:
         q.trace.append(lq.step_trace(b))
     return b
 
@@ -35,19 +35,19 @@ class LocalRuntime(Runtime):
     name = "local"
     label = "local"
 
-    def __init__(self, wb):
-        super().__init__(wb)
+    def __init__(self, host, options):
+        super().__init__(host, options)
         self.running: dict[str, tuple] = {}
         self._pending: dict[str, list] = {}    # released batches waiting for the commit
 
     def start(self, q, resume: bool = False) -> None:
-        lq = LocalQuery(q.plan, self.wb.catalog.tables, q.start_clocks, q.name)
+        lq = LocalQuery(q.plan, self.host.catalog.tables, q.start_clocks, q.name)
         q.handle = lq
         self.running[q.name] = (q, lq)
         if resume:
-            feeds = self.wb.commits.feeds(q.plan.streams, q.start_step, self.wb.last_step)
-            self._feed(q, lq, feeds)
-            q.processed_step = self.wb.last_step
+            last = self.host.last_step
+            self._feed(q, lq, self.host.feeds(q.plan.streams, q.start_step, last))
+            q.processed_through(last)
 
     @property
     def in_process(self) -> bool:
@@ -57,7 +57,7 @@ class LocalRuntime(Runtime):
         """Process one event before its commit; returns rows operators refused."""
         refused = []
         for q, lq in list(self.running.values()):
-            b = step_before_commit(self.wb, q, lq, step, feed, readers_of_errors)
+            b = step_before_commit(self.options.trace, q, lq, step, feed, readers_of_errors)
             if b is None:
                 continue
             self._pending.setdefault(q.name, []).append(b)
@@ -70,23 +70,21 @@ class LocalRuntime(Runtime):
         pending, self._pending = self._pending, {}
         for q, _lq in list(self.running.values()):
             try:
-                q._deliver(pending.pop(q.name, []))
+                q.deliver(pending.pop(q.name, []))
             except Exception as e:      # noqa: BLE001 - whatever it is, it is this query's alone
                 self._failed(q, e)
                 continue
-            q.processed_step = max(q.processed_step, head)
+            q.processed_through(head)
 
     def _failed(self, q, e: Exception) -> None:
         from ...errors import one_line
         self.stop(q)
-        q.error = one_line(f"its rows could not be delivered: {getattr(e, 'message', None) or e}", limit=300)
-        q.running = False
-        q._state_changed()
+        q.fail(one_line(f"its rows could not be delivered: {getattr(e, 'message', None) or e}", limit=300))
 
     def rebuild(self, head: int) -> None:
         self._pending.clear()
         for name, (q, _old) in list(self.running.items()):
-            lq = replayed(self.wb, q, head)
+            lq = replayed(self.host, q, head)
             q.handle = lq
             self.running[name] = (q, lq)
 
@@ -96,10 +94,10 @@ class LocalRuntime(Runtime):
             if step <= q.start_step:
                 continue
             b = lq.process(step, feed)
-            if self.wb.trace and any(s in lq.streams for s in feed):
+            if self.options.trace and any(s in lq.streams for s in feed):
                 q.trace.append(lq.step_trace(b))
             out.append(b)
-        q._deliver(out)
+        q.deliver(out)
 
     def wait(self, q, timeout=None) -> None:
         return None
@@ -114,11 +112,11 @@ class LocalRuntime(Runtime):
 
     def relational(self, root) -> list[tuple]:
         from .relational import PythonRelational
-        return PythonRelational(self.wb).run(root)
+        return PythonRelational(self.host).run(root)
 
     def foreign_reader(self, stream: str):
         from .foreign import PolledFileReader
-        return PolledFileReader(self.wb, stream)
+        return PolledFileReader(self.host, stream)
 
     def file_sink(self, q, path, fmt: str):
         from .sinks import ArrowFileSink

@@ -8,18 +8,18 @@ from ...operators.base import encode_ints
 from ...operators.sort import encode_sort_value
 from ...operators.temporal import validity
 from ...plan import Aggregate, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values, Window
-from ...relational import NO_MATCH, Row, frame_bounds, later, leaf_rows, period_keys, unsupported, window_stamps
+from ...relational import NO_MATCH, Row, frame_bounds, later, period_keys, unsupported, window_stamps
 
 
 class PythonRelational:
     """The local evaluator: each node becomes a list of ``(rowtime, values)`` in defined order."""
 
-    def __init__(self, wb):
-        self.wb = wb
+    def __init__(self, host):
+        self.host = host
 
     def run(self, node: Node) -> list[Row]:
         if isinstance(node, (TableScan, Values, HistoryScan)):
-            return leaf_rows(self.wb, node)
+            return self.host.leaf_rows(node)
         if isinstance(node, Project):
             return self._project(node)
         if isinstance(node, Filter):

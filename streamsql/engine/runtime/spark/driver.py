@@ -26,8 +26,8 @@ class SparkRuntime(Runtime):
     name = "spark"
     label = "Spark"
 
-    def __init__(self, wb):
-        super().__init__(wb)
+    def __init__(self, host, options):
+        super().__init__(host, options)
         self.running: dict[str, tuple] = {}
         self._phase = None              # on_phase of a start-up still under way (engine/startup.py)
         self._first: str | None = None  # the query whose first batch ends it
@@ -40,28 +40,28 @@ class SparkRuntime(Runtime):
         self.through: dict[str, int] = {}
         self.twins: dict = {}           # query name -> its native twin's Spark query (native.py)
         self._initializing = None       # the last query started, until its sources are initialized
-        self.holds = Holds(wb.log)      # the clicked view's query first (holds.py)
+        self.holds = Holds(host.log)    # the clicked view's query first (holds.py)
 
     def _spark(self, phases: bool = False):
         """The session; ``phases``: a query start, which reports the start-up phases (JVM, Spark
         session, then its plan and first batch) when it is the one that starts Spark."""
-        on_phase = getattr(self.wb, "on_spark_phase", None) if phases else None
+        opts = self.options
+        on_phase = opts.on_spark_phase if phases else None
         started = []
 
         def on_start():
             started.append(True)
-            f = getattr(self.wb, "on_spark_start", None)
-            if f is not None:
-                f()
+            if opts.on_spark_start is not None:
+                opts.on_spark_start()
         if not self._resolved:
             from .server import endpoint
-            self.url = endpoint(getattr(self.wb, "remote", None), self.wb.master)
+            self.url = endpoint(opts.remote, opts.master)
             self._resolved = True
         if self.url is not None:
             spark = get_remote_session(self.url, on_start=on_start, on_phase=on_phase)
         else:
-            spark = get_session(self.wb.master, self.wb.spark_conf,
-                                log_dir=None if self.wb.read_only else self.wb.path / "logs",
+            spark = get_session(opts.master, opts.spark_conf,
+                                log_dir=None if self.host.read_only else self.host.path / "logs",
                                 on_start=on_start, on_phase=on_phase)
         if started and on_phase is not None:
             self._phase = on_phase      # this start goes on with the first query's plan and batch
@@ -80,36 +80,34 @@ class SparkRuntime(Runtime):
         if self._phase is not None and self._first is None:
             self._first = q.name
             self._phase("plan")
-        folder = under(self.wb.path, "queries", q.name)
+        folder = under(self.host.path, "queries", q.name)
         if not resume and folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        sq = SparkQuery(spark, self.wb, q, folder, self.wb.batch_events)
+        sq = SparkQuery(spark, self.host, self.options, q, folder)
         self.through.pop(q.name, None)      # a query of that name before this one
         if resume:
-            done = self.wb.lifecycle.errors_committed_through(q.name)
+            done = self.host.errors_committed_through(q.name)
             for res in sq.sink.history():
                 if res.errors and done is not None and res.batch_id > done:
                     # delivered by the sink, but the process died before they reached ERRORS
-                    self.wb.commits.operator_errors(q, res.errors, res.batch_id)
-                q._deliver_errors([e for _s, e in res.errors])
-                q._deliver_table(res.rows, res.bounds)
+                    self.host.commit_operator_errors(q, res.errors, res.batch_id)
+                q.deliver_errors([e for _s, e in res.errors])
+                q.deliver_table(res.rows, res.bounds)
         q.handle = sq
 
         def on_error(e):
-            q.error = _jvm_trouble(str(e), self.url, self._shared()) or f"{type(e).__name__}: {e}"
-            q._state_changed()
+            q.fail(_jvm_trouble(str(e), self.url, self._shared()) or f"{type(e).__name__}: {e}", stopped=False)
 
         def delivered(res):
             if res.errors:
-                # rows an operator refused go to ERRORS: under the workbench's lock, which this
-                # thread must not wait for (a statement holding it may be stopping this query,
-                # which waits for this delivery), so the lock's holder commits them if it is held
-                self.wb.lock.run_when_free(lambda: self.wb.commits.operator_errors(q, res.errors, res.batch_id))
-                q._deliver_errors([e for _s, e in res.errors])
+                # rows an operator refused go to ERRORS, under the workbench's lock, which this
+                # thread must not wait for: handed over (runtime/port.py)
+                self.host.hand_over_operator_errors(q, res.errors, res.batch_id)
+                q.deliver_errors([e for _s, e in res.errors])
             if res.trace is not None:
                 q.trace.extend(res.trace.entries())
-            q._deliver_table(res.rows, res.bounds)
+            q.deliver_table(res.rows, res.bounds)
             self._end_startup(q)        # its first result is in (whether or not anyone waits)
             end = _batch_end(folder, res.batch_id)
             if end is not None:     # after the delivery: "caught up" means the views can show it
@@ -124,10 +122,7 @@ class SparkRuntime(Runtime):
             from .follow import SinkFollower
 
             def failed(e):
-                if q.error is None:
-                    q.error = self._failure(e)
-                q.running = False
-                q._state_changed()
+                q.fail(self._failure(e), keep_first=True)
 
             def status():
                 if not handle.isActive:
@@ -204,15 +199,11 @@ class SparkRuntime(Runtime):
                                   None if deadline is None else max(0.1, deadline - time.monotonic()))
                 if follower.failed is not None:
                     raise RuntimeError(follower.failed)
-            if not self.wb.lock.held_by_me():
-                with self.wb.lock:      # its release commits what a delivery handed over (ERRORS)
-                    pass
+            self.host.commit_handed_over()      # what a delivery handed over (ERRORS)
             self._end_startup(q)
         except Exception as e:
             self._end_startup(q)
-            if q.error is None:
-                q.error = self._failure(e)
-            q.running = False
+            q.fail(self._failure(e), keep_first=True, notify=False)
             raise StreamSqlError(f"query {q.name} failed: {q.error}") from None
 
     def caught_up(self, q) -> bool:
@@ -226,14 +217,14 @@ class SparkRuntime(Runtime):
         # a server whose checkpoints this process cannot read is asked
         through = self.through.get(q.name)
         if through is not None:
-            return through >= self.wb.last_step_of(entry[1].streams)
+            return through >= self.host.last_step_of(entry[1].streams)
         try:
             progress = entry[2].lastProgress
         except Exception:  # a query that failed or stopped has nothing more to process
             return True
         # events of other streams run no micro-batch (source.py): up to date once the last event
         # of the query's own streams is read
-        last = self.wb.last_step_of(entry[1].streams)
+        last = self.host.last_step_of(entry[1].streams)
         if not progress or not progress.get("sources"):
             return last <= q.start_step
         end = progress["sources"][0].get("endOffset")
@@ -281,7 +272,7 @@ class SparkRuntime(Runtime):
         from .relational import SparkRelational
         spark = self._spark()
         try:
-            return SparkRelational(self.wb, spark).run_query(root)
+            return SparkRelational(self.host, spark).run_query(root)
         except Exception as e:
             if not _from_spark(e):
                 raise
@@ -289,7 +280,7 @@ class SparkRuntime(Runtime):
 
     def _shared(self) -> bool:
         """Whether this workbench's Spark is the shared engine (not a Connect URL of the user's)."""
-        return self.url is not None and not getattr(self.wb, "remote", None)
+        return self.url is not None and not self.options.remote
 
     def _failure(self, e: Exception, query: str = "streaming") -> str:
         """One line for a failure Spark raised: through Connect (a server that went away, a JVM out
@@ -305,7 +296,7 @@ class SparkRuntime(Runtime):
             raise StreamSqlError(f"foreign stream {stream}: foreign streams need Spark in this process (their reader "
                                  f"commits each file from foreachBatch), not a Spark Connect server; "
                                  f"use STREAMSQL_ENGINE=process (docs/engine.md)")
-        return SparkFileReader(self.wb, stream, spark)
+        return SparkFileReader(self.host, stream, spark)
 
     def file_sink(self, q, path, fmt: str):
         from .sinks import SparkFileSink
@@ -313,7 +304,7 @@ class SparkRuntime(Runtime):
 
     def native_twin(self, q, shape, delay_ms: int, start: int):
         from .native import SparkTwin
-        folder = under(self.wb.path, "queries", q.name, "native") if not self.wb.read_only else None
+        folder = under(self.host.path, "queries", q.name, "native") if not self.host.read_only else None
         if folder is None:
             folder = temporary_dir("native") / q.name
         old = self.twins.pop(q.name, None)
@@ -325,7 +316,7 @@ class SparkRuntime(Runtime):
 
     def explain(self, q) -> str:
         from .explain import spark_plan
-        return spark_plan(q)
+        return spark_plan(q, self.host.path)
 
 
 def _sources_initialized(handle, timeout: float = 60.0) -> None:

@@ -13,8 +13,9 @@ _NOISE = [
 ]
 
 
-def spark_plan(q) -> str:
-    """The physical plan of the streaming DataFrame the query runs on Spark."""
+def spark_plan(q, workspace) -> str:
+    """The physical plan of the streaming DataFrame the query runs on Spark (``workspace``: its
+    directory, which the text names ``<workspace>``)."""
     df = getattr(q.handle, "df", None)
     if df is None:
         return f"(query {q.name} has no Spark plan: it is not running on Spark)"
@@ -22,7 +23,7 @@ def spark_plan(q) -> str:
         text = df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
     else:                    # a Spark Connect DataFrame: the server explains it
         text = df._explain_string(mode="simple")
-    text = text.replace(str(q.wb.path), "<workspace>")
+    text = text.replace(str(workspace), "<workspace>")
     for rx, repl in _NOISE:
         text = rx.sub(repl, text)
     return text.rstrip()

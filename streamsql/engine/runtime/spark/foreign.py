@@ -17,15 +17,15 @@ def local_path(uri: str) -> str:
 
 
 class SparkFileReader(FileReader):
-    def __init__(self, wb, stream: str, spark):
-        super().__init__(wb, stream)
+    def __init__(self, host, stream: str, spark):
+        super().__init__(host, stream)
         self.spark = spark
         self.sq = None
 
     def start(self) -> None:
         schema = ", ".join([f"`c{i}` STRING" for i in range(len(self.fields))] + [f"`{CORRUPT}` STRING"])
         o = self.opts
-        folder = under(self.wb.path, "foreign", self.wb.catalog.streams[self.stream].uid)
+        folder = under(self.host.path, "foreign", self.host.catalog.streams[self.stream].uid)
         df = (self.spark.readStream.schema(schema)
               .option("header", "true" if o["skip_header"] else "false")
               .option("sep", o["separator"]).option("encoding", o["encoding"])

@@ -63,13 +63,14 @@ def frame_values(rows: pd.DataFrame, inp: int, fields: list[Field]) -> list[tupl
     return named_values(rows, [value_col(inp, j) for j in range(len(fields))], fields)
 
 
-def named_values(rows: pd.DataFrame, names: list[str], fields: list[Field]) -> list[tuple]:
-    """The engine tuples of columns ``names`` of ``rows`` (typed as ``fields``)."""
+def named_values(rows, names: list[str], fields: list[Field]) -> list[tuple]:
+    """The engine tuples of columns ``names`` of ``rows`` (a pandas frame or an Arrow table,
+    typed as ``fields``)."""
     if not len(rows):
         return []
     cols = []
     for name, f in zip(names, fields):
-        c = rows[name].tolist()
+        c = rows[name].tolist() if isinstance(rows, pd.DataFrame) else rows.column(name).to_pylist()
         cols.append([restore_value(v, f.type) for v in c])
     if not cols:
         return [()] * len(rows)

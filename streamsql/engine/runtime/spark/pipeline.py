@@ -96,23 +96,23 @@ def query_owner(spark_name: str) -> int | None:
 class SparkQuery:
     """Builds and starts the streaming query of one :class:`ContinuousQuery`."""
 
-    def __init__(self, spark, wb, q, folder: Path, batch_events: int | None):
+    def __init__(self, spark, host, options, q, folder: Path):
         self.spark = spark
         self.q = q
         self.folder = folder
         #: render calculator-error checks (False only for the benchmark's unchecked baseline)
-        self.checked = getattr(wb, "check_calc_errors", True)
+        self.checked = options.check_calc_errors
         #: how many of a batch's last steps the stages describe for the trace (0: none)
-        self.trace = int(getattr(wb, "trace_steps", 0) or 0) if wb.trace else 0
+        self.trace = options.trace_steps if options.trace else 0
         plan: Query = q.plan
-        buckets = max(1, wb.buckets)
+        buckets = options.buckets
         root = normalize(_copy(plan.root))
         self.order = post_order(root)
         stages = build_stages(root)
         #: the chains of WHERE/projections, numbered as failures name them
         self.branches: list[Branch] = []
         self.failures = Failures(q.name, self.branches)
-        cat = wb.catalog
+        cat = host.catalog
         streams: list[str] = []
         for st in stages:
             for inp in st.inputs:
@@ -120,9 +120,10 @@ class SparkQuery:
                     if lf.stream is not None and lf.stream not in streams:
                         streams.append(lf.stream)
         self.streams = streams
-        spec = {"root": str(wb.path), "query": q.name, "start": q.start_step, "max_events": batch_events or 0,
-                "parallel": wb.reader == "parallel", "parallelism": os.cpu_count() or 2,
-                "partition_events": getattr(wb, "partition_events", None), "trace_steps": self.trace,
+        spec = {"root": str(host.path), "query": q.name, "start": q.start_step,
+                "max_events": options.batch_events or 0,
+                "parallel": options.reader == "parallel", "parallelism": os.cpu_count() or 2,
+                "partition_events": options.partition_events, "trace_steps": self.trace,
                 "streams": [{"uid": cat.streams[s].uid,
                              "fields": [{"name": f.name, "type": f.type.to_json()} for f in cat.streams[s].fields]}
                             for s in streams]}
@@ -178,7 +179,7 @@ class SparkQuery:
             assembler = TraceAssembler(trace_hosts(root, stages), {y: make_operator(n, tables) for y, n in nodes.items()},
                                        consumer)
         self.sink = Sink(folder / "sink", list(plan.columns), self._input_spec(sink_stage.inputs[0], streams, q),
-                         upstream, wb.durable, assembler=assembler, index=sink_stage.index,
+                         upstream, options.durable, assembler=assembler, index=sink_stage.index,
                          upstream_fields={y: list(nodes[y].fields) for y in self._upstream(sink_stage)},
                          merged_fields=list(sink_stage.inputs[0].fields), failures=self.failures)
 

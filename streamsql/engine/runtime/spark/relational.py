@@ -17,7 +17,7 @@ from ...operators.aggregate import Acc
 from ...operators.sort import sort_nulls_first
 from ...plan import (Aggregate, AggCall, Field, Filter, HistoryScan, Join, Node, Project, Sort, TableScan, Union, Values,
                      Window as Over, WindowSpec)
-from ...relational import Row, leaf_rows, period_keys, unsupported, window_stamps
+from ...relational import Row, period_keys, unsupported, window_stamps
 from ...types import arrow_type
 from .sqlgen import SparkSql, quote_ident
 from .sqltext import spark_type_ddl
@@ -28,8 +28,8 @@ class SparkRelational:
     """The Spark evaluator: each node becomes a DataFrame with the values ``c0..``, the rowtime
     ``rt`` (NULL when none) and the row's position ``ix`` (the same order as the Python one)."""
 
-    def __init__(self, wb, spark):
-        self.wb = wb
+    def __init__(self, host, spark):
+        self.host = host
         self.spark = spark
 
     # ------------------------------------------------------------------ entry
@@ -46,7 +46,7 @@ class SparkRelational:
     def run(self, node: Node):
         try:
             if isinstance(node, (TableScan, Values, HistoryScan)):
-                return self._frame(node.fields, leaf_rows(self.wb, node))
+                return self._frame(node.fields, self.host.leaf_rows(node))
             if isinstance(node, Project):
                 return self._project(node)
             if isinstance(node, Filter):

@@ -26,10 +26,10 @@ from ... import time as sqltime
 from ...log import atomic_write, step_named, step_value
 from ...plan import Field
 from ...types import arrow_type
-from .failures import take_failures
 from .framecode import FrameCode
 from .frames import error_order, origins, read_error, value_col
 from .host import FrontierState
+from .input_rows import failing, merged_of, raw_of
 from .inputs import InputSpec, InputState, resolve_input
 from .trace_assembly import input_trace, sink_trace, tl_of
 from .statecodec import StateFileError, dumps as dump_state, loads as load_state
@@ -208,7 +208,7 @@ class Sink:
             rows = t.filter(pc.equal(t.column("ev"), FrameCode.ROW)) if len(other) else t
         if self.held is not None and self.held.num_rows:
             rows = pa.concat_tables([self.held, rows.cast(self.held.schema)])
-        rows, fails = self._failing(rows)
+        rows, fails = failing(self.failures, rows)
         keys = {k: rows.column(k).to_numpy(zero_copy_only=False) for k in ("leaf", "step", "sub", "T", "Tup")}
         keys["tie"] = rows.column("tie").to_pylist() if not self.spec.all_streams or tracing else None
         if "drop" in rows.column_names:
@@ -224,8 +224,8 @@ class Sink:
         errs = [b for _q, _o, b in sorted(((q, error_order(b), b) for q, b in errs), key=lambda x: x[:2])]
         part = None
         if tracing:
-            part = input_trace(self.spec, keys, r, info.trace_from, self._raw_of(rows), self._merged_of(rows, fails),
-                               True)
+            part = input_trace(self.spec, keys, r, info.trace_from, raw_of(rows, self.upstream_fields),
+                               merged_of(rows, 0, self.spec_fields, fails), True)
         taken = rows.take(pa.array(r.order, type=pa.int64()))
         cols = [pa.array(r.rel, pa.int64()), taken.column("ort").cast(pa.int64())]
         for j in range(self.nv):
@@ -251,48 +251,6 @@ class Sink:
                      _segment_args_to_json(seg_args) if seg_args is not None and self.persist_trace else None)
         segment = self.assembler.segment(*seg_args) if seg_args is not None and not self.persist_trace else None
         return SinkBatch(out, bounds, [read_error(b) for b in errs], segment, batch_id)
-
-    def _raw_of(self, rows: pa.Table):
-        def get(idx, y):
-            t = rows.take(pa.array(idx, type=pa.int64()))
-            cols = [t.column(f"u{y}_{c}").to_pylist() for c in range(len(self.upstream_fields[y]))]
-            return list(zip(*cols)) if cols else [()] * len(idx)
-        return get
-
-    def _merged_of(self, rows: pa.Table, fails=None):
-        n = len(self.spec_fields)
-        names = ([f"m0_{c}" for c in range(n)] if "m0_0" in rows.column_names
-                 else [value_col(0, c) for c in range(n)])
-
-        def get(idx):
-            t = rows.take(pa.array(idx, type=pa.int64()))
-            cols = [t.column(nm).to_pylist() for nm in names]
-            vals = list(zip(*cols)) if cols else [()] * len(idx)
-            return vals if fails is None else fails.values(idx, vals)
-        return get
-
-    def _failing(self, rows: pa.Table):
-        """``(rows, failing rows)``: the leaves' failures resolved (``failures.take_failures``),
-        stamped with the rowtime their failing node received; rows Python finds nothing wrong
-        with are left out."""
-        ev = rows.column("ev").to_numpy(zero_copy_only=False)
-        if not (ev == FrameCode.ERROR).any():
-            return rows, None
-        fails = take_failures(self.failures, ev, rows.column("blob").to_pylist())
-        if fails.bad:
-            keep = np.ones(rows.num_rows, dtype=bool)
-            keep[fails.bad] = False
-            rows = rows.filter(pa.array(keep))
-            fails = fails.without_bad()
-        rows = rows.set_column(rows.schema.get_field_index("blob"), rows.schema.field("blob"),
-                               pa.array(fails.blobs, rows.schema.field("blob").type))
-        for c in ("T", "ort"):
-            col = rows.column(c).to_pylist()
-            for k, rt in fails.rts.items():
-                col[k] = rt
-            i = rows.schema.get_field_index(c)
-            rows = rows.set_column(i, rows.schema.field(i), pa.array(col, rows.schema.field(i).type))
-        return rows, fails
 
 
 def _segment_args_to_json(args: tuple) -> bytes:

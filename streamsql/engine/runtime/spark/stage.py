@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 
 from ...plan import Field, Node
-from .failures import Failures, take_failures
+from .failures import Failures
 from .framecode import FrameCode
-from .frames import error_blob, frame_values, named_values, origins_of, value_col
+from .frames import error_blob, frame_values, origins_of
 from .host import BucketState, FrontierState, run_bucket
+from .input_rows import failing, merged_of, raw_of
 from .inputs import InputSpec, InputState, resolve_input
 from .precombine import Partial, precombined
 from .statecodec import dumps as dump_state, loads as load_state
@@ -67,7 +68,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         if st.held[i] is not None and len(st.held[i]):
             rows = pd.concat([st.held[i], rows], ignore_index=True)
         rows = rows.reset_index(drop=True)
-        rows, fails = _failing(spec, rows)
+        rows, fails = failing(spec.failures, rows)
         keys = {k: rows[k].to_numpy() for k in ("leaf", "step", "sub", "T", "Tup")}
         keys["tie"] = rows["tie"].tolist()
         if "drop" in rows.columns:
@@ -80,8 +81,8 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
         if fails is not None:
             errs += fails.errors(r, keys)
         if tracing:
-            held_tr.append(input_trace(ispec, keys, r, info.trace_from, _raw_of(spec, rows),
-                                       _merged_of(spec, i, rows, fails), bucket == 0))
+            held_tr.append(input_trace(ispec, keys, r, info.trace_from, raw_of(rows, spec.upstream_fields),
+                                       merged_of(rows, i, spec.input_fields[i], fails), bucket == 0))
         st.held[i] = rows.iloc[r.held].reset_index(drop=True) if len(r.held) else None
         usable = rows.iloc[r.order].reset_index(drop=True)
         usable["rel"] = r.rel
@@ -133,48 +134,6 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
             report["steps"] = np.ascontiguousarray(info.steps, np.int64).tobytes()
     out["blob"] = [None] * n + [b for _q, b in errs] + [pack(report)]
     return pd.DataFrame(out)
-
-
-def _raw_of(spec: StageSpec, rows: pd.DataFrame):
-    """Values of rows from upstream stage ``y`` as that stage's operator produced them."""
-    def get(idx, y):
-        fields = spec.upstream_fields[y]
-        return named_values(rows.iloc[idx], [f"u{y}_{c}" for c in range(len(fields))], fields)
-    return get
-
-
-def _merged_of(spec: StageSpec, i: int, rows: pd.DataFrame, fails=None):
-    """Values of input ``i``'s rows as its merge holds them (before the post-merge chain; a
-    failing row as the failing node received it)."""
-    fields = spec.input_fields[i]
-    names = ([f"m{i}_{c}" for c in range(len(fields))] if f"m{i}_0" in rows.columns
-             else [value_col(i, c) for c in range(len(fields))])
-
-    def get(idx):
-        vals = named_values(rows.iloc[idx], names, fields)
-        return vals if fails is None else fails.values(idx, vals)
-    return get
-
-
-def _failing(spec: StageSpec, rows: pd.DataFrame):
-    """``(rows, failing rows)``: a leaf's failures resolved (``failures.take_failures``), their
-    stamp set to the rowtime their failing node received; rows Python finds nothing wrong with
-    are left out."""
-    ev = rows["ev"].to_numpy()
-    if not (ev == FrameCode.ERROR).any():
-        return rows, None
-    fails = take_failures(spec.failures, ev, rows["blob"].tolist())
-    if fails.bad:
-        rows = rows.drop(index=fails.bad).reset_index(drop=True)
-        fails = fails.without_bad()
-    rows = rows.copy()
-    rows["blob"] = fails.blobs
-    for c in ("T", "ort"):
-        col = rows[c].astype(object).where(~rows[c].isna(), 0).tolist()
-        for k, rt in fails.rts.items():
-            col[k] = rt
-        rows[c] = np.asarray(col, dtype=np.int64)
-    return rows, fails
 
 
 def make_processor(spec: StageSpec):
