@@ -440,3 +440,10 @@ def test_the_environment_check_catches_a_read_outside_its_module(line):
 
 def test_the_environment_check_lets_a_write_pass():
     assert _environment_reads("x.py", 'os.environ["STREAMSQL_FORK_CONNECT"] = "1"') == []
+
+
+def test_the_benchmarks_page_fits_a_reading():
+    """Today's figures in one page (the history apart): under 300 lines, the summary table first."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    assert len(text.splitlines()) < 300
+    assert text.index("## Today's figures") < text.index("\n## ", text.index("## Today's figures") + 5)
