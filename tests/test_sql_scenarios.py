@@ -13,15 +13,15 @@ MINUTE = 60_000
 
 def scenario(name: str) -> P.Query:
     path = SCENARIOS / f"{name}.sql"
-    if not path.exists():
-        pytest.skip(f"scenario {name} not available")
+    assert path.exists(), f"scenario {name} is missing: {path}"     # shipped with the package
     stmts = MemoryCatalog().run(path.read_text())
     assert isinstance(stmts[-1], P.SelectStatement)
     return stmts[-1].query
 
 
 def all_scenarios():
-    return sorted(p.stem for p in SCENARIOS.glob("*.sql")) if SCENARIOS.exists() else []
+    assert SCENARIOS.exists(), f"the package's scenarios are missing: {SCENARIOS}"
+    return sorted(p.stem for p in SCENARIOS.glob("*.sql"))
 
 
 @pytest.mark.parametrize("name", all_scenarios())
