@@ -521,14 +521,8 @@ def window_partials(node: WindowAggregate, rows: pa.Table, solo_from: int) -> tu
     return partials(_Keys(node), _Keys(node), pa.table(cols), solo_from)
 
 
-class PrecombinedWindowAggregate:
+class PrecombinedWindowAggregate(PrecombinedAggregate):
     """Adapter the bucket host steps instead of a window aggregation when its rows are partials."""
-
-    def __init__(self, op):
-        self.op = op
-
-    def __getattr__(self, name):
-        return getattr(self.op, name)
 
     def on_row(self, ch, step, rowtime, row, clocks, arrival):
         if isinstance(row, Partial):
