@@ -224,3 +224,14 @@ class WindowStillOpen:
     input: str
     start: int | None                    # None: a window a later row would open
     stamp: int
+
+
+
+def window_still_open(state, names, bound: int, stamp=lambda w: w.end) -> WindowStillOpen:
+    """Why a window operator's output bound is ``bound``: the open window of ``state`` stamped
+    there (``stamp``: where a window's rows are stamped), else one a later row would open."""
+    name = names[0] if names else "input"
+    for w in getattr(state, "windows", ()):
+        if stamp(w) == bound:
+            return WindowStillOpen(name, w.start, bound)
+    return WindowStillOpen(name, None, bound)

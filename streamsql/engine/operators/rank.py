@@ -19,7 +19,7 @@ from ..expr import compile_expr
 from ..functions import CalcError
 from ..plan import Rank
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
-from .describe import STATE_LIMIT, OpenWindow, WindowsState, WindowStillOpen, merged_items, total
+from .describe import STATE_LIMIT, OpenWindow, WindowsState, merged_items, total, window_still_open
 from .sort import encode_sort_value
 from .timekey import TimeKey, resolve_time_expr
 
@@ -154,12 +154,7 @@ class RankOp(Refusing, Operator):
         return WindowsState(f"{self.node.fn} over {what}", tuple(wins), total(views, "windows"))
 
     def frontier_reason(self, state, clocks, names):
-        f = self.future_bound(clocks)
-        name = names[0] if names else "input"
-        for w in getattr(state, "windows", ()):
-            if w.end == f:
-                return WindowStillOpen(name, w.start, f)
-        return WindowStillOpen(name, None, f)
+        return window_still_open(state, names, self.future_bound(clocks))
 
     def state_size(self) -> int:
         return sum(len(r) for r in self.parts.values())

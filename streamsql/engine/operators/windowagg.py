@@ -24,7 +24,8 @@ from ..functions import CalcError
 from ..plan import WindowAggregate
 from .aggregate import Acc
 from .base import INF, Candidate, Operator, Refusing, calc_error, encode_key
-from .describe import STATE_LIMIT, OpenWindow, WindowsState, WindowStillOpen, merged_items, total
+from .describe import STATE_LIMIT, OpenWindow, WindowsState, merged_items, total, window_still_open
+from .windowtable import close_sessions
 from .windowshape import describe, next_end_array, next_start_array, normalized, windows_of
 
 END_OF_TIME = 2 ** 62
@@ -132,15 +133,9 @@ class WindowAggOp(Refusing, Operator):
         c = clocks[0]
         if c < self.min_end:
             return []
-        out = []
         if self.session:
-            while self.ends and self.ends[0][0] <= c:
-                end, _order, part = heapq.heappop(self.ends)
-                sess = self.sessions.get(part)
-                if sess is not None and sess[1] + self.gap == end:
-                    out += self._close(part)
-            self._settle()
-            return out
+            return close_sessions(self, c)
+        out = []
         done = sorted((k for k in self.groups if k[0] <= c), key=lambda k: (k[0], k[1], encode_key(k[2])))
         for k in done:
             out.append(self._candidate(k[1], k[0], k[2], self.groups.pop(k)))
@@ -243,12 +238,8 @@ class WindowAggOp(Refusing, Operator):
         return WindowsState(describe(self.shape), tuple(wins), total(views, "windows"))
 
     def frontier_reason(self, state, clocks, names):
-        f = self.future_bound(clocks)
-        name = names[0] if names else "input"
-        for w in getattr(state, "windows", ()):
-            if stamp_of(self.node.stamp, w.start, w.end) == f:
-                return WindowStillOpen(name, w.start, f)
-        return WindowStillOpen(name, None, f)
+        return window_still_open(state, names, self.future_bound(clocks),
+                                 lambda w: stamp_of(self.node.stamp, w.start, w.end))
 
     def state_size(self) -> int:
         return len(self.groups) + sum(len(x[2]) for x in self.sessions.values())

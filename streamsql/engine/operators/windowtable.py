@@ -21,10 +21,24 @@ import numpy as np
 from ..expr import compile_expr
 from ..plan import WindowTable
 from .base import INF, Candidate, Operator, encode_key
-from .describe import STATE_LIMIT, OpenWindow, WindowsState, WindowStillOpen, merged_items, total
+from .describe import STATE_LIMIT, OpenWindow, WindowsState, merged_items, total, window_still_open
 from .windowshape import describe, next_end_array, normalized, windows_of
 
 END_OF_TIME = 2 ** 62
+
+
+def close_sessions(op, clock: int) -> list:
+    """Close the sessions of a session operator (window table or aggregation) that end at or
+    before ``clock``: each key's heap entry is its session's end when pushed; a session that grew
+    since (its last row + gap moved on) is left open."""
+    out = []
+    while op.ends and op.ends[0][0] <= clock:
+        end, _order, part = heapq.heappop(op.ends)
+        sess = op.sessions.get(part)
+        if sess is not None and sess[1] + op.gap == end:
+            out += op._close(part)
+    op._settle()
+    return out
 
 
 class WindowTableOp(Operator):
@@ -99,14 +113,7 @@ class WindowTableOp(Operator):
                 del self.open[k]
             self.min_end = min((k[0] for k in self.open), default=INF)
             return []
-        out = []
-        while self.ends and self.ends[0][0] <= c:
-            end, _order, part = heapq.heappop(self.ends)
-            sess = self.sessions.get(part)
-            if sess is not None and sess[1] + self.gap == end:
-                out += self._close(part)
-        self._settle()
-        return out
+        return close_sessions(self, c)
 
     def wakeups(self):
         return (self.min_end,)
@@ -146,12 +153,7 @@ class WindowTableOp(Operator):
         return WindowsState(describe(self.shape), tuple(wins), total(views, "windows"))
 
     def frontier_reason(self, state, clocks, names):
-        f = self.future_bound(clocks)
-        name = names[0] if names else "input"
-        for w in getattr(state, "windows", ()):
-            if w.end == f:
-                return WindowStillOpen(name, w.start, f)
-        return WindowStillOpen(name, None, f)
+        return window_still_open(state, names, self.future_bound(clocks))
 
     def state_size(self) -> int:
         return len(self.open) + sum(len(s[2]) for s in self.sessions.values())
