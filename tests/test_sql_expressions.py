@@ -4,6 +4,7 @@ import decimal
 import pytest
 
 from streamsql.engine import time as T
+from streamsql.engine.errors import SqlError
 from streamsql.engine.expr import FUNCTIONS, Call, Lit, compile_expr, walk
 from streamsql.engine.time import Interval
 from test_sql_support import query, show
@@ -14,6 +15,13 @@ from test_sql_support import query, show
 def expr(text: str, where: str = ""):
     q = query(f"SELECT STREAM {text} FROM Orders {where}")
     return q.root.exprs[0]
+
+
+def interval_expr(text: str):
+    """An INTERVAL cannot be a column of a query (it is refused at analysis), so intervals are
+    typed where they may stand: in a condition."""
+    q = query(f"SELECT STREAM units FROM Orders WHERE ({text}) IS NOT NULL")
+    return q.root.input.cond.args[0]
 
 
 def ty(text: str) -> str:
@@ -43,8 +51,6 @@ def value(text: str):
     ("NULL", "NULL"),
     ("ROWTIME AS t", "TIMESTAMP"),
     ("ROWTIME + INTERVAL '1' MINUTE", "TIMESTAMP"),
-    ("ROWTIME - TIMESTAMP '2006-01-01 00:00:00'", "INTERVAL"),
-    ("INTERVAL '1' HOUR * 2", "INTERVAL"),
     ("CAST(units AS DECIMAL(6, 2))", "DECIMAL(6,2)"),
     ("CAST(units AS VARCHAR(5))", "VARCHAR(5)"),
     ("CASE WHEN units > 1 THEN 1 ELSE 2.5 END", "DECIMAL(11,1)"),
@@ -71,18 +77,25 @@ def test_types(text, expected):
     assert ty(text) == expected
 
 
+@pytest.mark.parametrize("text", ["ROWTIME - TIMESTAMP '2006-01-01 00:00:00'", "INTERVAL '1' HOUR * 2"])
+def test_interval_arithmetic_is_typed_interval_and_cannot_be_a_column(text):
+    assert str(interval_expr(text).type.with_nullable(True)) == "INTERVAL"
+    with pytest.raises(SqlError, match=r"cannot be an INTERVAL \('EXPR\$0'\)"):
+        expr(text)
+
+
 def test_literal_values():
     assert expr("1.50").value == decimal.Decimal("1.50")
     assert expr("-2").value == -2 and expr("-2").type.name == "INTEGER"
     assert expr("1.5E3").value == 1500.0
     assert expr("'it''s'").value == "it's"
     assert expr("TIMESTAMP '2006-10-10 10:00:00'").value == T.parse_timestamp("2006-10-10 10:00:00")
-    assert expr("INTERVAL '10' MINUTE").value == Interval(millis=600_000)
-    assert expr("INTERVAL '1:30' HOUR TO MINUTE").value == Interval(millis=90 * 60_000)
-    assert expr("INTERVAL -'5' SECOND").value == Interval(millis=-5000)
-    assert expr("-INTERVAL '2' DAY").value == Interval(millis=-2 * 86_400_000)
-    assert expr("INTERVAL ' 1' HOUR").value == Interval(millis=3_600_000)
-    assert expr("INTERVAL '2' MONTH").value == Interval(months=2)
+    assert interval_expr("INTERVAL '10' MINUTE").value == Interval(millis=600_000)
+    assert interval_expr("INTERVAL '1:30' HOUR TO MINUTE").value == Interval(millis=90 * 60_000)
+    assert interval_expr("INTERVAL -'5' SECOND").value == Interval(millis=-5000)
+    assert interval_expr("-INTERVAL '2' DAY").value == Interval(millis=-2 * 86_400_000)
+    assert interval_expr("INTERVAL ' 1' HOUR").value == Interval(millis=3_600_000)
+    assert interval_expr("INTERVAL '2' MONTH").value == Interval(months=2)
     assert expr("CAST('2006-10-10 10:00:00' AS TIMESTAMP)").value == T.parse_timestamp("2006-10-10 10:00:00")
 
 

@@ -163,6 +163,12 @@ class StageInput:
     fields: list = field(default_factory=list)   # fields of the merged rows (before ``post``)
     union: Node | None = None                    # the UNION ALL node the merge is (several leaves)
 
+    @property
+    def out_fields(self) -> list:
+        """The fields of the rows this input hands its operator: after ``post`` (a projection
+        there may change a column's type, such as ``x / 4.0`` over a UNION ALL)."""
+        return list(self.post[-1].fields) if self.post else list(self.fields)
+
 
 @dataclass
 class Stage:

@@ -42,13 +42,16 @@ class FrameSql:
     def __init__(self, st, nodes: dict, upstream: list, trace: bool, checked: bool,
                  add_branch: Callable[[int, object], tuple[int, list]]):
         self.st, self.trace, self.checked, self.add_branch = st, trace, checked, add_branch
-        self.value_types = [[spark_type_ddl(f.type) for f in inp.fields] for inp in st.inputs]
+        # the frame's values are typed as the operator reads them (after the post-merge chain);
+        # the merge's own values (``m`` columns) as the merge has them
+        self.value_types = [[spark_type_ddl(f.type) for f in inp.out_fields] for inp in st.inputs]
+        self.merged_types = [[spark_type_ddl(f.type) for f in inp.fields] for inp in st.inputs]
         self.values = [(value_col(i, m), t) for i, ts in enumerate(self.value_types) for m, t in enumerate(ts)]
         if trace:
             self.values.append(("drop", "TINYINT"))
             self.values += [(f"u{y}_{c}", spark_type_ddl(f.type)) for y in upstream
                             for c, f in enumerate(nodes[y].fields)]
-            self.values += [(f"m{i}_{m}", t) for i, ts in enumerate(self.value_types) if st.inputs[i].post
+            self.values += [(f"m{i}_{m}", t) for i, ts in enumerate(self.merged_types) if st.inputs[i].post
                             for m, t in enumerate(ts)]
 
     # ------------------------------------------------------------------ columns
@@ -80,7 +83,7 @@ class FrameSql:
         chain = _Chain(self.checked)
         cur, cur_rt = chain.run(lf.chain, cols, rt, chain.conds)
         chain_flags = chain.last_where
-        merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, self.value_types[i])]
+        merged = [f"CAST(({c}) AS {t})" for c, t in zip(cur, self.merged_types[i])]
         stamp = cur_rt
         chain.last_where = chain_flags
         cur, cur_rt = chain.run(st.inputs[i].post, merged, stamp, chain.post_conds)

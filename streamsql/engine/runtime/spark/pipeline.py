@@ -149,14 +149,15 @@ class SparkQuery:
             n_b = buckets if any(partition_exprs(st.node)) else 1
             n_bs[st.index] = n_b
             sspec = StageSpec(st.index, st.node, [self._input_spec(i, streams, q) for i in st.inputs],
-                              [list(i.fields) for i in st.inputs], list(st.node.fields), n_b,
+                              [i.out_fields for i in st.inputs], list(st.node.fields), n_b,
                               {y: (nodes[y], n_bs[y]) for y in self._upstream(st)}, tables,
                               trace=bool(self.trace),
                               upstream_fields={y: list(nodes[y].fields) for y in self._upstream(st)},
                               channel_streams=[origin_stream(n) for n in stream_inputs(st.node)],
                               leaf_streams=[[lf.stream if lf.stream is not None else origin_stream(nodes[lf.stage])
                                              for lf in inp.leaves] for inp in st.inputs],
-                              position=self.order[id(st.node)], failures=self.failures, query_name=q.name)
+                              position=self.order[id(st.node)], failures=self.failures, query_name=q.name,
+                              merged_fields=[list(i.fields) for i in st.inputs])
             if scan and st is first:
                 # partials, their bucket chosen by the source; timelines to every bucket
                 df = src.selectExpr("ev", "bucket AS rb", "step", "sub", "rowtime AS T", "rowtime AS ort", "tl AS blob", "part")
