@@ -79,7 +79,7 @@ class ClickForm(anywidget.AnyWidget):
         """A click: applied on the kernel's main thread, after a running cell (:mod:`.clicks`)."""
         if not isinstance(content, dict) or "op" not in content:
             return
-        apply_click(lambda: self._clicked(content))
+        apply_click(lambda: self._clicked(content), content.get("id"))
 
     def _clicked(self, content: dict) -> None:
         try:

@@ -232,7 +232,7 @@ class Injector(LiveView, StaticMixin, anywidget.AnyWidget):
         on the kernel's main thread, after a running cell, in click order (:mod:`.clicks`)."""
         if not isinstance(content, dict) or "op" not in content:
             return
-        apply_click(lambda: self._click(content))
+        apply_click(lambda: self._click(content), content.get("id"))
 
     def _click(self, content: dict) -> None:
         """Apply one click. Every click is answered once, whatever happens, so none stays pending."""
