@@ -447,3 +447,29 @@ def test_the_benchmarks_page_fits_a_reading():
     text = (ROOT / "docs" / "benchmarks.md").read_text()
     assert len(text.splitlines()) < 300
     assert text.index("## Today's figures") < text.index("\n## ", text.index("## Today's figures") + 5)
+
+
+def _placeholders(text: str) -> list[str]:
+    """Lines of a page (outside code blocks) that are one upper-case word the SQL dialect does not
+    know: a placeholder a writer meant to fill (``FIGURES`` stood alone in reliability.md)."""
+    from sqlglot.tokens import Tokenizer
+    known = {k.upper() for k in Tokenizer.KEYWORDS} | {"ROWTIME"}
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and re.fullmatch(r"[A-Z][A-Z_]{3,}", line.strip()) and line.strip() not in known:
+            out.append(line.strip())
+    return out
+
+
+def test_no_page_keeps_a_placeholder():
+    pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
+    found = {str(p.relative_to(ROOT)): w for p in pages if (w := _placeholders(p.read_text()))}
+    assert found == {}
+
+
+@pytest.mark.parametrize("text, caught", [("a\n\nFINDINGS\n\nb", ["FINDINGS"]), ("ROWTIME\n: the time", []),
+                                          ("```\nTODO_LIST\n```", []), ("SELECT\n", [])])
+def test_the_placeholder_check_catches_a_lone_word_and_not_a_term(text, caught):
+    assert _placeholders(text) == caught
