@@ -16,7 +16,7 @@ the main thread's message queue (behind the cell) and the next ones received on 
 reach this module in either order (CI saw the tenth click of a burst applied before the
 fourth). Each view numbers its clicks (``id`` ``<view>-<n>``, widgets/js), so a click whose
 predecessor has not arrived is held until it does; if it never does (a lost message), the held
-clicks run in their order once the main thread has been free for :data:`GRACE` seconds.
+clicks run in their order once the main thread has been free for twice :data:`GRACE` seconds.
 """
 from __future__ import annotations
 
@@ -37,8 +37,9 @@ _queued = 0
 _next: dict[str, int] = {}
 _held: dict[str, dict[int, Callable[[], None]]] = {}
 _timed: set[str] = set()          # views whose missing click a timer is waiting for
-#: how long the main thread must have been free before a missing click is given up for lost
-GRACE = 2.0
+#: a missing click is given up for lost once the main thread has been free twice this long (a
+#: message delayed under load reaches the free main thread well within that)
+GRACE = 5.0
 _ID = re.compile(r"^(.+)-(\d+)$")
 
 
