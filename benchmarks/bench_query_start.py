@@ -114,7 +114,8 @@ def warm_engine(a) -> dict:
     import streamsql
     res = {}
     with streamsql.Workbench(tempfile.mkdtemp(prefix="streamsql-bench-qs-"), remote=a.remote) as wb:
-        from streamsql.engine.runtime.spark.session import get_remote_session, get_session
+        from streamsql.engine.runtime.spark.connect import get_remote_session
+        from streamsql.engine.runtime.spark.session import get_session
         spark = None
         n = 0
         for shape in SHAPES:             # one untimed query of each shape: the engine is warm

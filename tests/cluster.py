@@ -81,7 +81,7 @@ class StandaloneCluster:
     # ------------------------------------------------------------------ environment
 
     def env(self) -> dict:
-        from streamsql.engine.runtime.spark.session import find_java
+        from streamsql.engine.runtime.spark.java import find_java
         e = dict(os.environ)
         e.update(JAVA_HOME=find_java()[0], SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1",
                  SPARK_LOG_DIR=str(self.folder / "logs"), SPARK_PID_DIR=str(self.folder / "pids"),

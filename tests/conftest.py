@@ -51,8 +51,8 @@ LOCKDEP_DIR = Path(os.environ["STREAMSQL_LOCKDEP_DIR"])
 # This process starts Spark once, by the fixture below (local[2]); a workbench opened before it
 # must not start another in the background. Kernels and subprocesses keep the default
 # (tests/test_startup.py tests it).
-from streamsql.engine.runtime.spark import session as _spark_session  # noqa: E402
-_spark_session.PRESTART = False
+from streamsql.engine.runtime.spark import prestart as _spark_prestart  # noqa: E402
+_spark_prestart.PRESTART = False
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from streamsql.widgets.timeline import COVERABLE_LAYERS
+from streamsql.widgets.timeline_labels import COVERABLE_LAYERS
 
 from labsupport import (CHROMIUM, CHROMIUM_ARGS, OUT, PANEL, end_sessions, have_chromium, jupyterlab,
                         open_and_run_all, shot, write_notebook)

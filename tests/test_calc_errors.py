@@ -340,7 +340,8 @@ def test_insert_values_with_a_calculator_error_is_a_statement_error(wb_local):
 
 def test_live_view_and_timeline_mark_the_refused_row(wb_local):
     from streamsql.widgets.live import QueryView
-    from streamsql.widgets.timeline import timeline_chart, timeline_records
+    from streamsql.widgets.timeline_spec import timeline_chart
+    from streamsql.widgets.timeline_data import timeline_records
     wb_local.execute(DDL)
     q = wb_local.query("SELECT STREAM ROWTIME, a / b AS q FROM S", name="ratio")
     wb_local.inject([S("10:00", a=7, b=0), S("10:01", a=8, b=2)])
@@ -359,7 +360,7 @@ def test_live_view_and_timeline_mark_the_refused_row(wb_local):
 
 
 def test_a_timeline_without_errors_keeps_its_legend(wb_local):
-    from streamsql.widgets.timeline import timeline_chart
+    from streamsql.widgets.timeline_spec import timeline_chart
     wb_local.execute(DDL)
     q = wb_local.query("SELECT STREAM ROWTIME, a FROM S", name="plain")
     wb_local.inject([S("10:00")])

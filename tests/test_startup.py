@@ -76,7 +76,7 @@ def test_the_driver_jvm_maps_the_class_data_archive_the_set_up_built(spark, tmp_
     """The set-up builds the archive (``scripts/setup.sh``); the session's JVM was started with
     it, and an archive for another JVM or PySpark, or ``STREAMSQL_CDS=0``, is not used."""
     from streamsql.engine.runtime.spark import classdata
-    from streamsql.engine.runtime.spark.session import find_java
+    from streamsql.engine.runtime.spark.java import find_java
     home, _ = find_java()
     archive = classdata.archive_path(home)
     jvm = spark.sparkContext._jvm
@@ -105,7 +105,7 @@ def test_the_cache_keeps_the_most_recently_used_class_data_archives(tmp_path, mo
     """Each environment builds its own 180 MB archive: a start that uses one marks it used, and a
     build removes all but the ``KEEP`` most recently used (never the one a start just used)."""
     from streamsql.engine.runtime.spark import classdata
-    from streamsql.engine.runtime.spark.session import find_java
+    from streamsql.engine.runtime.spark.java import find_java
     monkeypatch.setenv("STREAMSQL_CACHE_DIR", str(tmp_path))
     home, _ = find_java()
     mine = classdata.archive_path(home)

@@ -10,7 +10,7 @@ import pytest
 
 from streamsql.widgets import static
 from streamsql.widgets.svgworker import SvgWorker, WorkerFailed
-from streamsql.widgets.timeline import timeline_chart
+from streamsql.widgets.timeline_spec import timeline_chart
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from streamsql.widgets import (Injector, QueryView, ScenarioPlayer, StepTable, T
                                query_step_table, timeline_chart, timeline_records, workbench)
 from streamsql.widgets import vega
 from streamsql.widgets.hooks import REDRAWER
-from streamsql.widgets.timeline import label_fits
+from streamsql.widgets.timeline_labels import label_fits
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "streamsql" / "scenarios"         # the seeds' scenarios (tests/conftest.py: SCENARIOS)
@@ -557,7 +557,7 @@ def assert_no_label_overlaps(lanes: list[str], recs: list[dict], px_per_ms: floa
     """No label drawn at ``px_per_ms`` overlaps another drawn label or any point mark, in the
     chart's own geometry: lanes 28 px apart, a label's box from its offsets and its width."""
     from streamsql.widgets.labels import LABEL_H, label_width
-    from streamsql.widgets.timeline import EXTENT, chart_height
+    from streamsql.widgets.timeline_labels import EXTENT, chart_height
     step = chart_height(lanes) / len(lanes)
     y = {lane: step * (i + 0.5) for i, lane in enumerate(lanes)}
     t0 = min(r["t"] for r in recs)
@@ -742,7 +742,7 @@ def test_step_scrubber_shows_the_query_as_it_was_and_changes_nothing(wb):
 def test_timeline_stacks_many_marks_at_one_spot_and_labels_them_once(wb_local):
     """Twelve rows at one rowtime: the chart draws five of them spread apart, the fifth's tooltip
     counts the other seven, and the spot carries one label naming the run of steps."""
-    from streamsql.widgets.timeline import STACK, drawn
+    from streamsql.widgets.timeline_data import STACK, drawn
     wb_local.execute("CREATE STREAM S (x INTEGER)")
     q = wb_local.query("SELECT STREAM ROWTIME, x FROM S", name="s")
     for x in range(12):

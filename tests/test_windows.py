@@ -315,7 +315,7 @@ def test_the_timeline_draws_each_window_as_a_band_on_its_level():
     # bound 12:00 closes 09:00-12:00 (step 3); 10:00-13:00 and 11:00-14:00 are open. Levels: the
     # first free at a window's start, by start: 08:00 -> 0, 09:00 -> 1, 10:00 -> 2, 11:00 -> 0 (free
     # since 11:00); three levels, 6 px apart around the lane's middle.
-    from streamsql.widgets.timeline import timeline_records
+    from streamsql.widgets.timeline_data import timeline_records
     r = run("CREATE STREAM Orders (units INTEGER);",
             """SELECT STREAM window_end, COUNT(*) AS c FROM TABLE(HOP(TABLE Orders, DESCRIPTOR(ROWTIME),
                INTERVAL '1' HOUR, INTERVAL '3' HOUR)) GROUP BY window_start, window_end""",

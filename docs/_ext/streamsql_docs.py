@@ -160,7 +160,7 @@ class Replay:
         return f"replayed {json.dumps(got)} but expected {json.dumps(expected)}"
 
     def chart_spec(self) -> dict:
-        from streamsql.widgets.timeline import timeline_chart
+        from streamsql.widgets.timeline_spec import timeline_chart
         from streamsql.widgets.vega import spec_of
         return spec_of(timeline_chart(self.query))
 

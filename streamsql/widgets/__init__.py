@@ -16,7 +16,7 @@ _LAZY = {
     "exercise": "exercise", "Exercise": "exercise", "Injector": "injector", "QueryView": "live",
     "Scenario": "scenario", "ScenarioPlayer": "scenario", "StepScrubber": "scrubber", "StepState": "scrubber",
     "StartupView": "startup", "held_rows": "openstate", "StepTable": "steps", "query_step_table": "steps",
-    "TimelineView": "timeline", "timeline_chart": "timeline", "timeline_records": "timeline",
+    "TimelineView": "timeline", "timeline_chart": "timeline_spec", "timeline_records": "timeline_data",
     "enable_altair": "vegalite",
 }
 

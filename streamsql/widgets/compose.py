@@ -18,7 +18,8 @@ from .scenario import Scenario, ScenarioPlayer
 from .scrubber import StepScrubber
 from .sources import SESSION_QUERY_SOURCES, session_queries  # noqa: F401 (the magics' hook, re-exported)
 from .steps import StepTable
-from .timeline import TimelineView, timeline_summary
+from .timeline import TimelineView
+from .timeline_spec import timeline_summary
 from . import vega
 
 

@@ -122,7 +122,7 @@ def _levels(shape: str, bands: list[_Band]) -> list[int]:
 
 def window_band_records(q, ops, op_lanes, make) -> list[dict]:
     """The band records of every window operator of ``q`` (``make`` builds a timeline record:
-    ``_rec`` of ``widgets/timeline.py``); ``ops`` are the trace's operators after its last step."""
+    ``_rec`` of ``widgets/timeline_data.py``); ``ops`` are the trace's operators after its last step."""
     seen = _read(q)
     out = []
     for i, bands in seen.bands.items():

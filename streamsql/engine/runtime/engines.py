@@ -38,7 +38,7 @@ def prestart(engine: str, master: str | None = None, conf: dict | None = None, l
     long (Spark: a JVM and a session, seconds); ``STREAMSQL_PRESTART=0`` turns it off."""
     if check_engine(engine) != "spark":
         return False
-    from .spark.session import prestart as spark_prestart
+    from .spark.prestart import prestart as spark_prestart
     return spark_prestart(master or environment.master(), conf, log_dir, remote or environment.remote())
 
 

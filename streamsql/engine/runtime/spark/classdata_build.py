@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...lock import process_alive
 from .classdata import KEEP, archive_path, prune
-from .session import find_java
+from .java import find_java
 
 #: the dump run: a session, a Python worker and a small stateful streaming query, so that the
 #: classes of a micro-batch are in the archive too; prints the JVM's pid, then exits normally
@@ -20,7 +20,8 @@ from streamsql.engine.runtime.spark import session
 session.DUMP_TO = sys.argv[1]
 spark = session.get_session()
 print(spark.sparkContext._gateway.proc.pid, flush=True)
-session._warm_workers(spark)
+from streamsql.engine.runtime.spark.prestart import warm_workers
+warm_workers(spark)
 from streamsql import Workbench
 wb = Workbench(None, engine="spark", durable=False)
 wb.execute("CREATE STREAM S (k VARCHAR(3), x INTEGER)")
@@ -34,7 +35,7 @@ wb.close()
 
 
 def build(timeout: float = 600) -> Path:
-    """Makes the archive for the Java that :func:`session.find_java` picks; returns its path."""
+    """Makes the archive for the Java that :func:`.java.find_java` picks; returns its path."""
     home, _how = find_java()
     final = archive_path(home)
     final.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,8 @@ from ...tempdirs import temporary_dir
 from ..base import Runtime
 from .holds import Holds
 from .pipeline import SparkQuery
-from .session import get_remote_session, get_session, is_connect
+from .connect import get_remote_session, is_connect
+from .session import get_session
 from .source import offset_step
 from .waits import QUERY_BATCH
 
@@ -358,7 +359,7 @@ def _connect_message(e: Exception, url: str | None, shared: bool = False, query:
     if trouble:
         return trouble
     if _is_rpc_error(e) or any(k in s for k in _GONE):
-        from .session import _safe, forget_remote
+        from .connect import _safe, forget_remote
         if url:
             forget_remote(url)
         then = ("the query stopped at its last committed batch and resumes from there when the workspace is "
@@ -396,7 +397,7 @@ def _jvm_trouble(s: str, url: str | None, shared: bool) -> str | None:
         where, fix = ("the shared engine", "restart it (`streamsql engine stop`, then `streamsql engine start`) and "
                       "open the workspace again (a new kernel does)")
     else:
-        from .session import _safe
+        from .connect import _safe
         where, fix = f"the Spark Connect server at {_safe(url)}", "it needs a restart"
     return (f"{where}: its JVM ran out of {what} ({m.group(0).strip()[:200]}); {fix}. Streaming queries resume "
             f"from their last committed batch")

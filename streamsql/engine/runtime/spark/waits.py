@@ -12,5 +12,5 @@ from ...locks import Waited
 QUERY_BATCH = Waited("spark-query-batch")
 #: a foreign stream's batch, which loads its files into the stream (under the workbench's lock)
 READER_BATCH = Waited("spark-reader-batch")
-#: the SparkSession being started in the background (session.prestart)
+#: the SparkSession being started in the background (session.start_ahead)
 SPARK_START = Waited("spark-start")
