@@ -192,9 +192,10 @@ SESSIONS = """SELECT STREAM SESSION_END(ROWTIME, INTERVAL '4' MINUTE) AS e, k, C
 
 @pytest.mark.parametrize("engine", ["local", "spark"])
 def test_sessions_in_micro_batches_give_the_rows_and_bounds_of_one_event_at_a_time(engine, tmp_path):
-    # Gap 4 minutes. On Spark four events a micro-batch, two buckets: a session's rows within a
-    # batch are pre-combined, and the frontier inside such a run must still be the one of the
-    # rows stepped one by one (a GROUP BY over the sessions releases by it).
+    # Gap 4 minutes. On Spark four events a micro-batch, two buckets, no trace (its window's rows
+    # are stepped one by one): a session's rows within a batch are pre-combined, and the frontier
+    # inside such a run must still be the one of the rows stepped one by one (a GROUP BY over the
+    # sessions releases by it).
     # - c: 09:58, closed by the bound 10:02 (step 3): [09:58, 10:02), 1 row.
     # - a: 10:00, 10:03 (steps 2, 4: one run in the first batch); 10:07 is exactly a gap after
     #   10:03: it closes [10:00, 10:07) at its own step (6), 2 rows, 5, and opens [10:07, 10:11),
@@ -209,7 +210,7 @@ def test_sessions_in_micro_batches_give_the_rows_and_bounds_of_one_event_at_a_ti
     # [10:10, 10:15) at step 9.
     import streamsql
     kw = {"batch_events": 4, "buckets": 2} if engine == "spark" else {}
-    wb = streamsql.Workbench(tmp_path, engine=engine, **kw)
+    wb = streamsql.Workbench(tmp_path, engine=engine, trace=False, **kw)
     try:
         outer = f"""SELECT STREAM STEP(ROWTIME BY INTERVAL '5' MINUTE) AS p, COUNT(*) AS sessions, SUM(n) AS n
                     FROM ({SESSIONS}) AS x GROUP BY STEP(ROWTIME BY INTERVAL '5' MINUTE)"""
