@@ -135,12 +135,12 @@ def step_both(base, events, cuts, trace_from, parts):
             continue
         df, vals, tl = bucket_input(batch)
         tr = trace_from if trace_from is not None and trace_from <= batch[-1][0] else None
-        want = run_bucket(ref, sref, [(df, tl)], lambda i, j: vals[j], tr, batched=False)
+        want = run_bucket(ref, sref, [(df, tl)], lambda i, j, vals=vals: vals[j], tr, batched=False)
         want = record(want, want.changes)
         pdf, pvals = partials_of(base.node, batch, tr if tr is not None else NO_TRACE, parts)
         host = PrecombinedWindowAggregate(op)
         before = sop.last
-        got = run_bucket(host, sop, [(pdf, tl)], lambda i, j: pvals[j], tr)
+        got = run_bucket(host, sop, [(pdf, tl)], lambda i, j, pvals=pvals: pvals[j], tr)
         got = record(got, host.exact_changes(got.changes, before, tl))
         assert got == want, (batch[0][0], batch[-1][0])
         assert sessions(op) == sessions(ref)

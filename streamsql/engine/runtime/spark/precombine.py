@@ -29,6 +29,11 @@ range stops the query with :class:`PrecombineReach`
 instead of giving another answer. ``STREAMSQL_PRECOMBINE=0`` in the environment turns
 pre-combining off (queries started afterwards step every GROUP BY row by row).
 
+A window aggregation is pre-combined the same way per window (see the window section below);
+a session aggregation per *run* of a session key's rows (:func:`session_partials`), the frontier
+inside a run then reported as the rows stepped one by one give it
+(:meth:`PrecombinedWindowAggregate.exact_changes`), since a session's end moves with its rows.
+
 When the query is just that GROUP BY over one stream (keys: columns and functions of ROWTIME;
 arguments: columns), as it is or behind WHERE clauses and projections that cannot fail and that
 Arrow's kernels compute exactly as the row evaluator does (:func:`chain_fn`), the log source,
@@ -677,4 +682,4 @@ class PrecombinedWindowAggregate(PrecombinedAggregate):
         keep[1:] = (P[1:] != P[:-1]) | (H[1:] != H[:-1])
         if len(pts) and before is not None:
             keep[0] = (int(P[0]), int(H[0])) != tuple(before)
-        return [(int(s), int(p), int(h)) for s, p, h in zip(pts[keep], P[keep], H[keep])]
+        return list(zip(pts[keep].tolist(), P[keep].tolist(), H[keep].tolist()))
