@@ -181,6 +181,14 @@ def test_a_run_bridges_nothing_the_rows_would_not(ops):
     assert [c[:2] for c in run.changes] == [(1, t(4)), (2, t(7, 59)), (3, t(11, 59)), (4, t(12)), (5, INF)]
 
 
+def test_a_batch_without_rows_reports_nothing_new(ops):
+    # the first batch of a bucket holds only bounds (another bucket's rows, or none yet): no
+    # session, no report; the rows come in the next batch
+    a = ("a", 1, 1)
+    events = [(1, [], T0), (2, [], T0 + MIN), (3, [(T0 + 2 * MIN, a)], T0 + 2 * MIN), (4, [(T0 + 3 * MIN, a)], T0 + 3 * MIN)]
+    step_both(ops["end"], events, [2], None, 1)
+
+
 def test_sessions_with_approximate_keys_are_stepped_row_by_row():
     wb = streamsql.Workbench(engine="local", durable=False, trace=False)
     try:

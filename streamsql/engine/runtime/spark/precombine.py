@@ -661,6 +661,8 @@ class PrecombinedWindowAggregate(PrecombinedAggregate):
         pts = union_points(clock.steps, a[a >= 0], hs)
         if before is None:          # the first batch: reported from the first step visited, as the host does
             pts = pts[pts >= (hs[0] if len(hs) else INF)]
+        if not len(pts):            # nothing happened (a bucket without rows yet)
+            return changes
         c = clock.at(pts)
         # ... or at the first step the clock reaches its end
         j = np.searchsorted(c, t + gap, side="left")
