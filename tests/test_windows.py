@@ -15,7 +15,7 @@ import pytest
 
 from streamsql.engine.errors import SqlError
 from streamsql.engine.plan import Aggregate, Rank, WindowAggregate, WindowTable
-from test_aggregate_support import bound, hosts, row, run, ts
+from test_aggregate_support import bound, hm, hosts, row, run, ts
 
 S = "CREATE STREAM S (k VARCHAR(5), x INTEGER);"
 
@@ -179,6 +179,59 @@ def test_a_late_row_never_reopens_a_window():
              bound("S", "10:20")])
     assert [o.status for o in r.outcomes] == ["ok", "ok", "late", "ok"]
     assert r.table("c") == [(2, "10:10:00", 1), (4, "10:20:00", 1)]
+
+
+# --------------------------------------------------------------------------- sessions in micro-batches
+
+SESSION_EVENTS = [row("S", "09:58", k="c", x=1), row("S", "10:00", k="a", x=2), bound("S", "10:02"),
+                  row("S", "10:03", k="a", x=3), row("S", "10:05", k="b", x=4), row("S", "10:07", k="a", x=5),
+                  row("S", "10:06", k="b", x=9), row("S", "10:08", k="b", x=6), bound("S", "10:20")]
+SESSIONS = """SELECT STREAM SESSION_END(ROWTIME, INTERVAL '4' MINUTE) AS e, k, COUNT(*) AS n, SUM(x) AS s
+              FROM S GROUP BY SESSION(ROWTIME, INTERVAL '4' MINUTE), k"""
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_sessions_in_micro_batches_give_the_rows_and_bounds_of_one_event_at_a_time(engine, tmp_path):
+    # Gap 4 minutes. On Spark four events a micro-batch, two buckets, no trace (its window's rows
+    # are stepped one by one): a session's rows within a batch are pre-combined, and the frontier
+    # inside such a run must still be the one of the rows stepped one by one (a GROUP BY over the
+    # sessions releases by it).
+    # - c: 09:58, closed by the bound 10:02 (step 3): [09:58, 10:02), 1 row.
+    # - a: 10:00, 10:03 (steps 2, 4: one run in the first batch); 10:07 is exactly a gap after
+    #   10:03: it closes [10:00, 10:07) at its own step (6), 2 rows, 5, and opens [10:07, 10:11),
+    #   which the bound 10:20 (step 9) closes.
+    # - b: 10:05, 10:08 (steps 5, 8: one run in the second batch, a's 10:07 between them); the
+    #   10:06 row (step 7) is late (the clock is 10:07), refused; [10:05, 10:12) at step 9.
+    # The sessions' bound, the least of (last + gap) over the open sessions and clock + gap: step
+    # 1 10:02 (c); 2 still 10:02; 3 10:04 (a's 10:00 + 4: inside a's run); 4 10:07; 5 10:07; 6
+    # 10:09 (b's 10:05 + 4: inside b's run); 8 10:11 (a); 9 nothing open: 10:20 + 4 = 10:24.
+    # The GROUP BY over them completes 5-minute periods by that bound: [10:00, 10:05) with c's row
+    # at step 4 (10:07; at step 3 it was 10:04), [10:05, 10:10) with a's first at step 8 (10:11),
+    # [10:10, 10:15) at step 9.
+    import streamsql
+    kw = {"batch_events": 4, "buckets": 2} if engine == "spark" else {}
+    wb = streamsql.Workbench(tmp_path, engine=engine, trace=False, **kw)
+    try:
+        outer = f"""SELECT STREAM STEP(ROWTIME BY INTERVAL '5' MINUTE) AS p, COUNT(*) AS sessions, SUM(n) AS n
+                    FROM ({SESSIONS}) AS x GROUP BY STEP(ROWTIME BY INTERVAL '5' MINUTE)"""
+        r = run(S, SESSIONS, [], wb=wb)
+        over = wb.query(outer)
+        if engine == "spark":      # the session stage pre-combined: in the log source, and by mapInArrow
+            assert r.q.handle.scan_combined and over.handle.precombined == [0]
+        outcomes = wb.inject(SESSION_EVENTS)
+        r.q.wait(timeout=300)
+        over.wait(timeout=300)
+        assert [o.status for o in outcomes] == ["ok"] * 6 + ["late", "ok", "ok"]
+        first = r.q.start_step
+        assert [(o.step - first, hm(o.rowtime), o.values[1:]) for o in r.q.rows] == [
+            (3, "10:02:00", ("c", 1, 1)), (6, "10:07:00", ("a", 2, 5)),
+            (9, "10:11:00", ("a", 1, 5)), (9, "10:12:00", ("b", 2, 10))]
+        assert {s - first: hm(b) for s, b in r.q.bounds.items()} == {
+            1: "10:02:00", 3: "10:04:00", 4: "10:07:00", 6: "10:09:00", 8: "10:11:00", 9: "10:24:00"}
+        assert [(o.step - over.start_step, hm(o.rowtime), o.values[1:]) for o in over.rows] == [
+            (4, "10:05:00", (1, 1)), (8, "10:10:00", (1, 2)), (9, "10:15:00", (2, 3))]
+    finally:
+        wb.close()
 
 
 # --------------------------------------------------------------------------- calculator errors

@@ -108,11 +108,18 @@ class WindowAggOp(Refusing, Operator):
         self._settle()
         return out
 
-    def add_partial(self, start: int, end: int, part: tuple, keys: tuple, states: list) -> None:
-        """Merge a pre-combined partial: the rows of one window and key values (of a session:
-        consecutive rows of one session key, ``start`` its first rowtime, ``end`` its last)."""
+    def add_partial(self, start: int, end: int, part: tuple, keys: tuple, states: list) -> list[Candidate]:
+        """Merge a pre-combined partial: the rows of one window and key values; of a session, the
+        rows of some key values within a *run* of one session key (rows each less than the gap
+        after the one before, ``start`` the run's first rowtime, ``end`` its last). A run that
+        starts at or after the open session's last row + the gap closes it, as its first row
+        would (the session's rows; a run never spans a closing, so the rest only extend)."""
         if self.session:
             sess = self.sessions.get(part)
+            out = []
+            if sess is not None and start >= sess[1] + self.gap:
+                out = self._close(part)
+                sess = None
             if sess is None:
                 sess = self.sessions[part] = [start, end, {}]
             sess[1] = max(sess[1], end)
@@ -121,11 +128,12 @@ class WindowAggOp(Refusing, Operator):
             groups[keys] = list(states) if cur is None else [a.merge(x, y) for a, x, y in zip(self.accs, cur, states)]
             heapq.heappush(self.ends, (sess[1] + self.gap, encode_key(part), part))
             self._settle()
-            return
+            return out
         k = (end, start, keys)
         cur = self.groups.get(k)
         self.groups[k] = list(states) if cur is None else [a.merge(x, y) for a, x, y in zip(self.accs, cur, states)]
         self.min_end = min(self.min_end, end)
+        return []
 
     # --- clocks -------------------------------------------------------------------------
 

@@ -136,6 +136,8 @@ class SparkQuery:
             spec["combine"] = precombine.scan_spec(first.node, buckets if any(partition_exprs(first.node)) else 1,
                                                    first.inputs[0].leaves[0].chain)
         self.scan_combined = scan
+        #: the stages whose rows are pre-combined (precombine.py), by index
+        self.precombined: list[int] = []
         src = spark.readStream.format(NAME).option("spec", json.dumps(spec)).load()
         outs: dict[int, object] = {}
         nodes: dict[int, object] = {}
@@ -170,6 +172,8 @@ class SparkQuery:
                 if pre:
                     df = self._combined(df, st.node)
             sspec.precombined = pre
+            if pre:
+                self.precombined.append(st.index)
             outs[st.index] = self._stateful(df, sspec)
         sink_stage = stages[-1]
         self.df = self._input_frame(sink_stage, src, outs, streams, cat)

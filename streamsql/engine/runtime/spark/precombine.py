@@ -29,6 +29,11 @@ range stops the query with :class:`PrecombineReach`
 instead of giving another answer. ``STREAMSQL_PRECOMBINE=0`` in the environment turns
 pre-combining off (queries started afterwards step every GROUP BY row by row).
 
+A window aggregation is pre-combined the same way per window (see the window section below);
+a session aggregation per *run* of a session key's rows (:func:`session_partials`), the frontier
+inside a run then reported as the rows stepped one by one give it
+(:meth:`PrecombinedWindowAggregate.exact_changes`), since a session's end moves with its rows.
+
 When the query is just that GROUP BY over one stream (keys: columns and functions of ROWTIME;
 arguments: columns), as it is or behind WHERE clauses and projections that cannot fail and that
 Arrow's kernels compute exactly as the row evaluator does (:func:`chain_fn`), the log source,
@@ -52,13 +57,13 @@ from ...errors import StreamSqlError
 from ...functions.errors import show_value
 from ...operators.aggregate import AggregateOp, sum_kind
 from ...operators.windowshape import normalized, windows_array
-from ...operators.base import encode_ints
+from ...operators.base import INF, encode_ints
 from ...plan import Aggregate, WindowAggregate
 from ...types import DOUBLE
 from .statecodec import dumps as dump_state, loads as load_state
 from .framecode import FrameCode
-from .timeline import NO_TRACE, unpack_timeline
-from .wire import pack, restore_value
+from .timeline import NO_TRACE, Timeline, union_points, unpack_timeline
+from .wire import pack, restore_value, unpack
 
 
 class PrecombineReach(StreamSqlError):
@@ -88,7 +93,7 @@ def eligible(node: Aggregate, stage) -> bool:
     if isinstance(node, WindowAggregate):       # a window aggregation: see the window section below
         if not window_eligible(node):
             return False
-        node = Aggregate(node.input, row_keys(node), None, node.aggs, [])
+        node = Aggregate(node.input, group_keys(node), None, node.aggs, [])
     if node.distinct_rows or len(stage.inputs) != 1 or len(stage.inputs[0].leaves) != 1:
         return False
     if stage.inputs[0].leaves[0].stream is None:
@@ -134,11 +139,13 @@ RESTORED = ["0 AS inp", "0 AS leaf", "T AS Tup", "CAST(NULL AS BINARY) AS tie", 
 class Partial:
     """What a pre-combined row means to the operator: add these partials to this group (with,
     per call, a bound of a float SUM's magnitudes, ``reach``); or, where ``row`` is not None,
-    step this row (a big float value, see the module doc)."""
-    __slots__ = ("end", "keys", "states", "reach", "row")
+    step this row (a big float value, see the module doc). A session's partial may carry the
+    steps and rowtimes of its run's rows (``rows``: see :func:`session_partials`)."""
+    __slots__ = ("end", "keys", "states", "reach", "row", "rows")
 
-    def __init__(self, end, keys, states, reach=None, row=None):
+    def __init__(self, end, keys, states, reach=None, row=None, rows=None):
         self.end, self.keys, self.states, self.reach, self.row = end, keys, states, reach, row
+        self.rows = rows
 
 
 def precombined(op):
@@ -153,14 +160,17 @@ def combine_rows(node, op, rows: pa.Table, solo_from: int):
     """Partials of ``rows`` for a GROUP BY or a window aggregation (``pk<m>``: the keys' values,
     for a window aggregation the keys that are not window columns)."""
     if isinstance(node, WindowAggregate):
+        if node.shape.is_session:
+            return session_partials(node, rows, solo_from)
         return window_partials(node, rows, solo_from)
     return partials(node, op, rows, solo_from)
 
 
 def group_keys(node) -> list:
-    """The keys a combiner reads values of (``pk<m>``): a window aggregation's without its window."""
+    """The keys a combiner reads values of (``pk<m>``): a window aggregation's without its window
+    (a session's: its session keys first)."""
     if isinstance(node, WindowAggregate):
-        return row_keys(node)
+        return (list(node.partition) if node.shape.is_session else []) + row_keys(node)
     return list(node.keys)
 
 
@@ -440,6 +450,8 @@ class ScanCombiner:
         # the keys that pick a bucket (the others are functions of ROWTIME; a partial of a window
         # aggregation has the window's start first)
         self.hashed = [m + self.windows for m, k in enumerate(self.keys) if monotonicity(k) == NOT_MONOTONIC]
+        if self.windows and self.node.shape.is_session:       # a session's rows by its keys alone
+            self.hashed = [1 + m for m in range(len(self.node.partition))]
 
     def combine(self, step: np.ndarray, sub: np.ndarray, rowtime: np.ndarray, values: pa.Table,
                 solo_from: int = NO_TRACE) -> pa.Table:
@@ -477,20 +489,26 @@ class ScanCombiner:
 # keys. A partial enters the operator at the step of its first row, which changes nothing (the
 # window completes later, and a window aggregation's frontier does not depend on what it holds).
 #
-# Used where every row is sure to be accepted (``precombine.eligible``), without float SUM/AVG (their
-# big values are stepped as rows, once per row, not once per window) and without sessions (whose
-# windows depend on the rows before them); those are stepped row by row.
+# Sessions are pre-combined per *run* (:func:`session_partials`), their frontier made exact
+# afterwards (:meth:`PrecombinedWindowAggregate.exact_changes`). Used where every row is sure to
+# be accepted (``precombine.eligible``), without float SUM/AVG (their big values are stepped as
+# rows, once per row, not once per window) and without approximate session keys (a NaN key is a
+# session of its own in the operator); those are stepped row by row.
 
 def window_eligible(node: WindowAggregate) -> bool:
-    return not node.shape.is_session and not float_calls(node)
+    if float_calls(node):
+        return False
+    return not (node.shape.is_session and any(p.type.is_approx for p in node.partition))
 
 
 class _Keys:
     """The GROUP BY combiner's view of a window aggregation: its keys are the window's start and
-    the keys that are not window columns, its period ends the rows' window ends."""
+    the keys that are not window columns (a session's: the run's first rowtime, the session keys
+    and the other keys), its period ends the rows' window ends (a session's: the run's last
+    rowtime)."""
 
     def __init__(self, node: WindowAggregate):
-        self.keys = [None] + [k for i, k in enumerate(node.keys) if i not in node.window_keys]
+        self.keys = [None] + group_keys(node)
         self.aggs = node.aggs
         self.input = node.input
         self.distinct_rows = False
@@ -521,13 +539,149 @@ def window_partials(node: WindowAggregate, rows: pa.Table, solo_from: int) -> tu
     return partials(_Keys(node), _Keys(node), pa.table(cols), solo_from)
 
 
+def session_partials(node: WindowAggregate, rows: pa.Table, solo_from: int) -> tuple[pa.Table, list[tuple]]:
+    """The partials of a session aggregation (``pk<m>``: the session keys' values, then the other
+    keys'). A session key's rows, in step order, are cut into *runs* where a row comes at or
+    after the previous one + the gap, and where the trace window (``solo_from``) starts: each row
+    in it is a run of its own. A run is what the operator would do with its rows one by one:
+    its first row extends the key's open session or (at last + gap or later) closes it and opens
+    the next; the others extend that session, which cannot close before the run's last row (the
+    input clock at a step before a row's is at most its rowtime: the stream refused late rows).
+    So a partial per (run, other key values), keyed ``(run's first rowtime, session key values,
+    other key values)``, entered at the step of its first row, gives the operator the same
+    sessions and the same closing steps. Only the frontier differs at the steps inside a run
+    (the session's end there is its last row so far + the gap): the partial holding a run's
+    first row carries the steps and rowtimes of its rows (``Partial.rows``), from which
+    :meth:`PrecombinedWindowAggregate.exact_changes` reports the frontier the operator has at each
+    step; a session stamped at its start needs none (its start is known at its first step)."""
+    gap = node.shape.gap
+    npart = len(node.partition)
+    n = rows.num_rows
+    sort = [("bucket", "ascending")] + [(f"pk{m}", "ascending") for m in range(npart)] + \
+           [("step", "ascending"), ("sub", "ascending")]
+    rows = rows.take(pc.sort_indices(rows, sort_keys=sort))
+    t = rows.column("ort").to_numpy(zero_copy_only=False).astype(np.int64)
+    step = rows.column("step").to_numpy(zero_copy_only=False).astype(np.int64)
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        bucket = rows.column("bucket").to_numpy(zero_copy_only=False)
+        same = (bucket[1:] == bucket[:-1]) & (t[1:] < t[:-1] + gap)
+        for m in range(npart):
+            col = rows.column(f"pk{m}")
+            a, b = col.slice(1), col.slice(0, n - 1)
+            eq = pc.or_(pc.fill_null(pc.equal(a, b), False), pc.and_(pc.is_null(a), pc.is_null(b)))
+            same &= eq.to_numpy(zero_copy_only=False).astype(bool)
+        solo = step >= solo_from
+        same &= ~solo[1:] & ~solo[:-1]
+        new[1:] = ~same
+    first = np.flatnonzero(new)
+    run = np.cumsum(new) - 1
+    start = t[first]
+    end = np.maximum.reduceat(t, first) if n else t
+    cols = {name: rows.column(name) for name in rows.column_names if not name.startswith("pk")}
+    cols["ort"] = pa.array(end[run], pa.int64())
+    cols["pk0"] = pa.array(start[run], pa.int64())
+    for m in range(len(group_keys(node))):
+        cols[f"pk{m + 1}"] = rows.column(f"pk{m}")
+    out, gks = partials(_Keys(node), _Keys(node), pa.table(cols), solo_from)
+    if node.stamp == "start" or not n:
+        return out, gks
+    # the run of each first row, by its (step, sub); the partial holding it carries the run's rows
+    sub = rows.column("sub").to_numpy(zero_copy_only=False).astype(np.int64)
+    heads = dict(zip(zip(step[first].tolist(), sub[first].tolist()), range(len(first))))
+    bounds = np.r_[first, n]
+    parts = out.column("part").to_pylist()
+    for i, (s, b) in enumerate(zip(out.column("step").to_pylist(), out.column("sub").to_pylist())):
+        r = heads.get((s, b))
+        if r is not None:
+            lo, hi = bounds[r], bounds[r + 1]
+            parts[i] = pack(unpack(parts[i]) + (np.stack([step[lo:hi], t[lo:hi]]).tobytes(),))
+    return out.set_column(out.column_names.index("part"), "part", pa.array(parts, pa.binary())), gks
+
+
 class PrecombinedWindowAggregate(PrecombinedAggregate):
     """Adapter the bucket host steps instead of a window aggregation when its rows are partials."""
+
+    def __init__(self, op):
+        super().__init__(op)
+        # sessions: the open sessions' last rows before the batch, the runs' rows stepped in it
+        self.before = [(p, s[1]) for p, s in op.sessions.items()] if op.session else []
+        self.runs: list[tuple] = []
 
     def on_row(self, ch, step, rowtime, row, clocks, arrival):
         if isinstance(row, Partial):
             if row.row is None:
-                self.op.add_partial(row.keys[0], row.end, (), tuple(row.keys[1:]), row.states)
-                return []
+                if not self.op.session:
+                    return self.op.add_partial(row.keys[0], row.end, (), tuple(row.keys[1:]), row.states)
+                npart = len(self.op.node.partition)
+                part = tuple(row.keys[1:1 + npart])
+                if row.rows is not None:
+                    self.runs.append((part, np.frombuffer(row.rows, np.int64).reshape(2, -1)))
+                return self.op.add_partial(row.keys[0], row.end, part, tuple(row.keys[1 + npart:]), row.states)
             row = row.row
         return self.op.on_row(ch, step, rowtime, row, clocks, arrival)
+
+    def exact_changes(self, changes: list, before: tuple | None, clock: Timeline) -> list:
+        """The frontier changes ``(step, min_end, held min)`` of a session aggregation stamped at
+        its end (or time) as the operator stepped row by row reports them, from ``changes`` (what
+        the host reported stepping partials: right at the steps it visited but for the sessions
+        inside a run, whose end there is its last row so far + the gap), the report ``before`` the
+        batch and the input clock over it. At each step the operator's ``min_end`` is the least
+        ``t + gap`` over the rows ``t`` that are the last of their session key so far and end
+        after the clock (the others are closed). Rows come in rowtime order, so that least is
+        the first such row in arrival order: with each row's life ``[arrival, min(next row of its
+        key, first step the clock reaches t + gap))``, the first row whose life has not ended by
+        a step (a search in the running maximum of the lives' ends) is the answer if it has
+        arrived."""
+        op = self.op
+        if not op.session or op.node.stamp == "start":
+            return changes
+        gap = op.gap
+        ids: dict = {}
+        pid = [ids.setdefault(p, len(ids)) for p, _t in self.before]
+        a = [np.full(len(self.before), -1, np.int64)]
+        t = [np.array([x for _p, x in self.before], np.int64)]
+        for part, r in self.runs:
+            pid.append(ids.setdefault(part, len(ids)))
+            a.append(r[0])
+            t.append(r[1])
+        pid = np.repeat(np.array(pid, np.int64), [1] * len(self.before) + [r.shape[1] for _p, r in self.runs])
+        a, t = np.concatenate(a), np.concatenate(t)
+        order = np.lexsort((t, a))
+        a, t, pid = a[order], t[order], pid[order]
+        if len(t) > 1 and bool((t[1:] < t[:-1]).any()):
+            raise RuntimeError("session pre-combining: a bucket's rows are not in rowtime order")
+        # each row's life ends at the next row of its key (same key, next in arrival order) ...
+        n = len(t)
+        nxt = np.full(n, INF, np.int64)
+        by_key = np.lexsort((np.arange(n), pid))
+        same = pid[by_key[1:]] == pid[by_key[:-1]]
+        nxt[by_key[:-1][same]] = a[by_key[1:][same]]
+        hs = np.array([c[0] for c in changes], np.int64)
+        pts = union_points(clock.steps, a[a >= 0], hs)
+        if before is None:          # the first batch: reported from the first step visited, as the host does
+            pts = pts[pts >= (hs[0] if len(hs) else INF)]
+        if not len(pts):            # nothing happened (a bucket without rows yet)
+            return changes
+        c = clock.at(pts)
+        # ... or at the first step the clock reaches its end
+        j = np.searchsorted(c, t + gap, side="left")
+        closes = np.where(j < len(pts), pts[np.minimum(j, len(pts) - 1)], INF)
+        life = np.maximum.accumulate(np.minimum(nxt, closes)) if n else nxt
+        f = np.searchsorted(life, pts, side="right")
+        ok = f < n
+        ok[ok] = a[f[ok]] <= pts[ok]
+        P = np.full(len(pts), INF, np.int64)
+        P[ok] = t[f[ok]] + gap
+        # the held rows' least stamp, as the host reported it at the steps it visited
+        h0 = before[-1] if before is not None else INF
+        hv = np.array([c[-1] for c in changes], np.int64)
+        k = np.searchsorted(hs, pts, side="right") - 1
+        H = np.where(k >= 0, hv[np.maximum(k, 0)] if len(hv) else h0, h0)
+        if len(pts) and int(P[-1]) != int(op.bound_params()[0]):
+            raise RuntimeError("session pre-combining: the frontier at the batch's end differs from the operator's")
+        keep = np.ones(len(pts), dtype=bool)
+        keep[1:] = (P[1:] != P[:-1]) | (H[1:] != H[:-1])
+        if len(pts) and before is not None:
+            keep[0] = (int(P[0]), int(H[0])) != tuple(before)
+        return list(zip(pts[keep].tolist(), P[keep].tolist(), H[keep].tolist()))

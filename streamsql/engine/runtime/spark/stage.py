@@ -96,11 +96,15 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
     op = precombined(st.op) if spec.precombined else st.op
     leaves = [rows["leaf"].to_numpy() for rows, _tl in resolved]
     streams = spec.leaf_streams or []
+    before = st.bucket.last
     run = run_bucket(op, st.bucket, resolved, lambda i, idx: values[i][idx],
                      info.trace_from if tracing else None,
                      stream_of=(lambda i, idx: streams[i][int(leaves[i][idx])]) if streams else None,
                      values=values)
     emitted, tls = run.emitted, run.clocks
+    exact = getattr(op, "exact_changes", None) if spec.precombined else None
+    if exact is not None:       # a session aggregation's frontier inside its pre-combined runs
+        run.changes = exact(run.changes, before, tls[0])
     # operator errors: the leaves' failures, this operator's, then those received from upstream
     # (bucket 0 gets those); the sink orders a step's errors by their ``order``
     for e in run.errors:
