@@ -63,3 +63,16 @@ def test_without_a_kernel_a_click_runs_where_it_is_made():
     ran = []
     clicks.apply_click(lambda: ran.append(2), "ve-2")
     assert ran == [2]
+
+
+def test_clicks_released_on_another_thread_run_on_the_main_loop_in_order():
+    loop = IOLoop()
+    ran = []
+    try:
+        _from_thread(lambda: [clicks.apply_click(lambda k=k: ran.append(k), f"vf-{k}", loop) for k in (2, 3, 1, 4)])
+        assert ran == [] and clicks.waiting() == 4        # none ran beside the (busy) main thread
+        loop.add_callback(loop.stop)
+        loop.start()
+        assert ran == [1, 2, 3, 4] and clicks.waiting() == 0
+    finally:
+        loop.close(all_fds=False)

@@ -63,7 +63,7 @@ def apply_click(fn: Callable[[], None], click_id=None, loop=None) -> None:
     loop = loop if loop is not None else _main_loop()
     m = _ID.match(click_id) if loop is not None and isinstance(click_id, str) else None
     if m is None:
-        _dispatch(fn, loop)
+        _dispatch([fn], loop)
         return
     view, n = m.group(1), int(m.group(2))
     ready, timer = [], False
@@ -79,8 +79,8 @@ def apply_click(fn: Callable[[], None], click_id=None, loop=None) -> None:
             ready = [fn]
     if timer:
         loop.add_callback(lambda: loop.call_later(GRACE, _give_up, view, expected, loop, False))
-    for f in ready:
-        _dispatch(f, loop)
+    if ready:
+        _dispatch(ready, loop)
 
 
 def _release(view: str, n: int) -> list:
@@ -116,30 +116,35 @@ def _give_up(view: str, missing: int, loop, again: bool) -> None:
                 _timed.discard(view)
     if wait is not None:
         loop.call_later(GRACE, _give_up, view, wait[0], loop, wait[1])
-    for f in ready:
-        _dispatch(f, loop)
+    if ready:
+        _dispatch(ready, loop)
 
 
-def _dispatch(fn: Callable[[], None], loop) -> None:
+def _dispatch(fns: list, loop) -> None:
+    """Run ``fns`` in their order: here, when this is the main thread and no click waits for it,
+    else on the main loop, queued together (a click released meanwhile by another thread cannot
+    come between them)."""
     global _queued
     with _lock:
         inline = loop is None or (threading.current_thread() is threading.main_thread() and not _queued)
         if not inline:
-            _queued += 1
+            _queued += len(fns)
+            for fn in fns:
+                loop.add_callback(_on_main, fn)
     if inline:
-        fn()
-        return
-
-    def run():
-        global _queued
-        try:
+        for fn in fns:
             fn()
-        except Exception:  # a click's own errors are answered by fn; this must not stop the loop
-            log.exception("a click failed")
-        finally:
-            with _lock:
-                _queued -= 1
-    loop.add_callback(run)
+
+
+def _on_main(fn: Callable[[], None]) -> None:
+    global _queued
+    try:
+        fn()
+    except Exception:  # a click's own errors are answered by fn; this must not stop the loop
+        log.exception("a click failed")
+    finally:
+        with _lock:
+            _queued -= 1
 
 
 def waiting() -> int:
