@@ -106,11 +106,12 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
             typed = []
 
             def burst(first: int, busy: bool) -> None:
-                if busy:                      # a cell that holds the kernel for 8 s
+                if busy:                      # a cell that holds the kernel until the clicks are made
+                    # (a fixed 8 s sleep ended before ten clicks on a loaded machine)
                     editor = _cell(page, 6).locator(".jp-InputArea-editor")
                     editor.click()
                     page.keyboard.press("Control+a")
-                    page.keyboard.type("import time\ntime.sleep(8)\n"
+                    page.keyboard.type("import pathlib, time\nwhile not pathlib.Path('clicked').exists(): time.sleep(0.1)\n"
                                         "fq.wb.insert('T', {'A': 0, 'W': 0}, rowtime='2006-10-10 13:00:00')")
                     page.keyboard.press("Control+Enter")
                     page.wait_for_timeout(300)
@@ -126,6 +127,7 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
                     pending = inj.locator(".streamsql-pending").inner_text()
                     assert re.search(r"\d+ pending \(the kernel is busy\)", pending), pending
                     shot(page, view, "workbench-pending-clicks.png")
+                    (lab["root"] / "clicked").touch()         # the busy cell may end now
 
             burst(0, busy=True)
             _wait_idle(page)
@@ -147,6 +149,7 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
                 page.wait_for_timeout(250)
             chart.evaluate("e => { e.querySelector('svg').streamsqlTag = 'the first drawing'; }")
             points = int(chart.get_attribute("data-points"))
+            draws = int(chart.get_attribute("data-draws"))
             burst(10, busy=False)
             _wait_idle(page)
             deadline = time.time() + 60
@@ -175,7 +178,13 @@ def test_bursts_of_clicks_insert_exactly_the_typed_rows_while_the_kernel_is_busy
             while int(chart.get_attribute("data-points")) <= points and time.time() < deadline:
                 page.wait_for_timeout(200)
             assert int(chart.get_attribute("data-points")) > points
-            assert chart.evaluate("e => e.querySelector('svg').streamsqlTag") == "the first drawing"
+            # ten more events of the kinds drawn already: given in place, not drawn ten times over
+            # (one new drawing is allowed: on a loaded machine the released rows' first marks, a
+            # new kind, can come after the tag; seen twice in full-suite runs at a load of 18)
+            redrawn = int(chart.get_attribute("data-draws")) - draws
+            assert redrawn <= 1, f"{redrawn} new drawings for ten events"
+            if redrawn == 0:
+                assert chart.evaluate("e => e.querySelector('svg').streamsqlTag") == "the first drawing"
 
             # the user zooms in; a late row is a new kind of mark, so the chart gets a new spec
             # (a new SVG): the zoom along rowtime stays

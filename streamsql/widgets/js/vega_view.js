@@ -18,6 +18,7 @@ async function render({ model, el }) {
   let view = null;
   let finalize = null;
   let shown = 0;              // the spec drawn last (a newer one replaces an older one in flight)
+  let draws = 0;              // whole drawings so far (data-draws: a new spec is a new drawing)
   const data = () => model.get("data_name");
   let inSight = true;         // until the observer first says otherwise
   let stale = false;          // new data arrived out of sight
@@ -63,6 +64,7 @@ async function render({ model, el }) {
       }
     }
     el.dataset.points = String((model.get("values") || []).length);
+    el.dataset.draws = String(++draws);
   }
 
   async function update() {
