@@ -43,7 +43,7 @@ class StageSpec:
     query_name: str = ""       # what calculator error messages start with
     trace: bool = False        # report what the trace needs (trace_assembly.py)
     upstream_fields: dict = None  # stage index -> its output fields (values rows of it carry)
-    merged_fields: list = None  # per input, its merge's rows (before ``post``; default input_fields)
+    merged_fields: list = None  # per input, its merge's rows (before ``post``)
 
 
 class HostState:
@@ -83,7 +83,7 @@ def process_bucket(spec: StageSpec, bucket: int, pdf: pd.DataFrame, st: HostStat
             errs += fails.errors(r, keys)
         if tracing:
             held_tr.append(input_trace(ispec, keys, r, info.trace_from, raw_of(rows, spec.upstream_fields),
-                                       merged_of(rows, i, (spec.merged_fields or spec.input_fields)[i], fails), bucket == 0))
+                                       merged_of(rows, i, spec.merged_fields[i], fails), bucket == 0))
         st.held[i] = rows.iloc[r.held].reset_index(drop=True) if len(r.held) else None
         usable = rows.iloc[r.order].reset_index(drop=True)
         usable["rel"] = r.rel
